@@ -90,6 +90,13 @@ class ModuleCalls:
                         for name in bound_names(part):
                             self.aliases[name] = classes
                 continue
+            if type(node) is cst.Assign and any(isinstance(t, (cst.Tuple, cst.List)) for t in targets) and (
+                    unpacked := self._elements_of(value)) is not None:
+                # `resnet, resnet2 = self.local_cond_encoder`: each name one of the container's modules
+                for target in targets:
+                    for name in bound_names(target):
+                        self.aliases[name] = unpacked
+                continue
             classes = self.classes_of(value)
             if classes is None and (wrapped := wrapped_callee(value)) is not None:
                 # `fn = self.unet.forward`, `functools.partial(self.unet, ...)`, `lambda x: self.unet(x)`: called later

@@ -699,6 +699,8 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
                 # `prev = get_op_by_name(module, name)`, `layers = [module.get_submodule(n) for n in names]`: a
                 # part of the argument (or a list of parts), written through as the argument's
                 unwrapped = _part_of_argument(index, inner, node.value, names)
+            if unwrapped is None:
+                unwrapped = _child_of_argument(node.value, names, aliases)
             if unwrapped is not None and _bound_once(inner, node.targets[0].target.value):
                 # `target = model.module if wrapped(model) else model`: the module itself
                 aliases[node.targets[0].target.value] = unwrapped
@@ -1238,6 +1240,20 @@ def _listed_parts(iterable: cst.BaseExpression, names) -> str | None:
     return roots.pop() if len(roots) == 1 else None
 
 
+def _child_of_argument(value: cst.BaseExpression, names, aliases: dict[str, str]) -> str | None:
+    """The module argument whose child (or list of children) `value` is: `list(net.tails)`, `net.tails`, and an item
+    of a local bound to one (`tails[0]`, `tails[-1]`)."""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("list", "tuple") \
+            and len(value.args) == 1 and not value.args[0].star:
+        value = value.args[0].value
+    path = access_path(value)
+    if path is None or not path.parts or any(p.startswith("_") for p in path.parts):
+        return None
+    if path.root in names and path.parts[0] != "[]":
+        return path.root
+    return aliases.get(path.root) if all(p == "[]" for p in path.parts) else None
+
+
 def _part_of_argument(index: ModelIndex, flat: Flat, value: cst.BaseExpression, names) -> str | None:
     """The module argument `value` takes a submodule (or a list of submodules) of: `module.get_submodule(name)`, or
     a call of a function of the program handing back a part of its first argument (`get_op_by_name(module, name)`:
@@ -1369,9 +1385,14 @@ def _initialiser_by_name(index: ModelIndex, call: cst.Call, name: str | None) ->
         return [(written, frozenset({WRITE})), (1 - written, frozenset({READ}))]
     if _COUNTER_NAME.fullmatch(last):
         return [(0, frozenset({SIZE}))]  # `count_parameters(model)`: the sizes of its parameters summed
+    if last in _REMOVES_PARAMETRIZATION and module.startswith("torch.nn.utils"):
+        # `remove_weight_norm(conv)`: the weight recomputed from its parts and registered anew
+        return [(0, frozenset({WRITE}))]
     return [(0, frozenset({STATES}))] if _LOADER_NAME.fullmatch(last) else []
 
 
+# torch's removals of a re-parametrisation, which fold the parts back into one new weight.
+_REMOVES_PARAMETRIZATION = frozenset({"remove_weight_norm", "remove_spectral_norm", "remove_parametrizations"})
 # A library function's name saying it initialises the module it is handed (`normal_init`, `kaiming_init`,
 # `default_init_weights`, `initialize_weights`).
 _INITIALISER_NAME = re.compile(r"(?:[a-z0-9]+_)+init|_?(?:[a-z0-9]+_)*init(?:iali[sz]e)?_weights?")

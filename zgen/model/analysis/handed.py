@@ -174,7 +174,7 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
 # `algorithm = algorithm_class(shape)`, also indented under `if __name__ == "__main__":`), or of what a factory hands
 # back unpacked (`model, tokenizer, meta = load_model(tag)`).
 _BUILDS_AT_TOP = re.compile(
-    r"(?m)^[ \t]*(?:\w+(?:[ \t]*:[^=\n]+)?[ \t]*=[ \t]*(?:[\w.]+\.)?(?:[A-Z]\w*|\w+_(?:class|cls))"
+    r"(?m)^[ \t]*(?:\w+(?:[ \t]*:[^=\n]+)?[ \t]*=[ \t]*(?:[\w.]+\.)?(?:[A-Z]\w*|\w+_(?:class|cls|config))"
     r"|\w+(?:[ \t]*,[ \t]*\w+)+[ \t]*=[ \t]*[\w.]+)\("
 )
 
@@ -191,6 +191,7 @@ def _module_code_uses(index: ModelIndex) -> list[ParamAccess]:
     if scope is None:
         return []
     models = set(scope.built_models)
+    models |= scope.looked_up  # `model = model_config()` of `model_config = utils.Config(GPT, ...)`, used as a model
     if not models:
         return []
     return _handed_uses(index, scope, models, set(), False) + _whole_uses(index, scope, None, models)
@@ -559,6 +560,7 @@ def _whole_uses(
 
     found = []
     rebound: dict[str, int] = {}  # a held name rebound to something else -> the last node of the new value
+    defined: set[str] = set()  # looked-up models whose binding was seen
     for at, (node, ctx) in enumerate(flat.nodes):
         for name, end in list(rebound.items()) if rebound else ():
             if at > end:  # `model = copy.deepcopy(model)`: the value used the held model, the name no longer holds it
@@ -592,6 +594,8 @@ def _whole_uses(
                     or target in held and _rebuilt(index, node.value)
                     or isinstance(value, (cst.List, cst.Tuple, cst.IfExp)) and _models_listed(value, holds)):
                 held.add(target)
+            elif target in scope.looked_up and target not in defined:
+                defined.add(target)  # `model = model_config()`: the binding that makes it the model, no rebinding
             else:
                 if target in held:
                     rebound[target] = max(flat.position.get(id(n), at) for n in walk(node.value))
@@ -1788,6 +1792,10 @@ def _walked_uses(index: ModelIndex, scope: ScriptScope, held: dict[str, tuple[in
         if type(n) is cst.Assign:
             for t in n.targets:
                 replaced[code_of(t.target, limit=1000)] = flat.position[id(n)]
+    # `def init_weights_vit(model)` run only as `init_weights_vit(self)` by constructors: `model.pos_embedding` is the
+    # constructing module's own parameter, whole until its constructor returns (its children's are not)
+    first = _first_parameter(scope.node)
+    own = first if first is not None and _only_given_self_by_constructors(index, scope.node.name.value) else None
     found = []
     for node, ctx in flat.nodes:
         kind = type(node)
@@ -1811,9 +1819,28 @@ def _walked_uses(index: ModelIndex, scope: ScriptScope, held: dict[str, tuple[in
             if path is None or not path.parts:
                 continue
             owner = holder(path.root, node)
-            if owner is None or not _param_name(index, node.attr.value):
+            if owner is None or not _param_name(index, node.attr.value) or path.root == own and len(path.parts) == 1:
                 continue
             # not a module put in place after the holder was built (the holder's own binding is no replacement)
             if replaced.get(code_of(node.value, limit=1000), -1) <= held.get(owner, (-1,))[0]:
                 found.append(access(node, ctx, owner, Via(Reach.PATH)))
     return found
+
+
+def _first_parameter(func: cst.CSTNode) -> str | None:
+    """The name of a function's first positional parameter."""
+    if not isinstance(func, cst.FunctionDef):
+        return None
+    params = (*func.params.posonly_params, *func.params.params)
+    return params[0].name.value if params else None
+
+
+@memoised
+def _only_given_self_by_constructors(index: ModelIndex, name: str) -> bool:
+    """Is the function `name` of this file called, and only as `name(self, ...)` in the constructors of its classes?"""
+    calls = len(re.findall(r"(?<![\w.])" + re.escape(name) + r"\(", index.source)) - 1  # (less its `def`)
+    by_constructors = sum(
+        len(re.findall(r"(?<![\w.])" + re.escape(name) + r"\(\s*self\b", method.text))
+        for cls in index.classes.values() for method in cls.init_methods if method.owner is cls
+    )
+    return calls > 0 and calls == by_constructors

@@ -74,7 +74,18 @@ def _bound_then_read(flat: Flat, parent: cst.CSTNode | None) -> bool:
             return True  # `sd[k]`: an entry, its tensor
         if isinstance(used, cst.Attribute) and used.value is node and used.attr.value in ("items", "values"):
             return True
+        if isinstance(used, (cst.Arg, cst.DictElement, cst.Element)) and used.value is node and not _keys_only(flat, used):
+            return True  # `torch.save(sd, path)`, `{"model": sd}`: the tensors handed on whole
     return False
+
+
+def _keys_only(flat: Flat, used: cst.CSTNode) -> bool:
+    """Is the argument `used` handed to a builtin that reads only a mapping's keys (`len(sd)`, `sorted(sd)`)?"""
+    call = flat.parent.get(id(used))
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in _KEY_READERS
+
+
+_KEY_READERS = frozenset({"len", "list", "sorted", "set", "tuple", "iter", "isinstance", "type", "id", "bool"})
 
 
 @memoised
@@ -172,9 +183,17 @@ def _state_whole(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None
     the model a data-parallel wrapper bound to the same name wraps)."""
     func = node.func
     if isinstance(func, cst.Attribute) and func.attr.value == "state_dict" and not node.args:
-        held = func.value
-        return held.value if isinstance(held, cst.Attribute) and held.attr.value == "module" else held
+        return _unwrapped(func.value)
     return None
+
+
+def _unwrapped(held: cst.BaseExpression) -> cst.BaseExpression:
+    """The model `held` names: itself, the model of `model.module`, and of `(model.module if ddp else model)` the
+    option that names one."""
+    if isinstance(held, cst.IfExp):
+        options = [_unwrapped(option) for option in (held.body, held.orelse)]
+        return next((o for o in options if isinstance(o, cst.Name)), held)
+    return held.value if isinstance(held, cst.Attribute) and held.attr.value == "module" else held
 
 
 def _copied(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:

@@ -718,6 +718,9 @@ _OWN_STATE = re.compile(r"self(?<!\wself)\.(?:\w+\.)?(?:load_|_load_from_|_save_
 _STATE_TEXT = re.compile(r"state_dict\(|save\(|\.save_pretrained\(|\.push_to_hub\(")
 # A module's own saving and loading methods (`save(path)`, `load_checkpoint(path)`), not the state dict API itself.
 _SERIALISER = re.compile(r"^_?(?:save|load)(?:_|$)(?!.*state_dict)")
+# A public helper handing the module's state to a caller that saves it (`get_state_dict`, `export_state_dict`): not
+# the `state_dict` / `load_state_dict` overrides themselves.
+_STATE_HELPER = re.compile(r"(?!load_)[a-z]\w*_state_dict")
 
 
 @memoised
@@ -738,7 +741,9 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
         # `save(path)`, `load_checkpoint(path)`, and an override of `load_state_dict`, which a loader calls on the
         # built model (its `self.state_dict()` holds placeholders there)
         serialisers = [
-            m for m in cls.all_methods() if (_SERIALISER.match(m.name) or m.name == "load_state_dict") and m not in init
+            m for m in cls.all_methods()
+            if (_SERIALISER.match(m.name) or _STATE_HELPER.fullmatch(m.name) or m.name == "load_state_dict")
+            and m not in init
         ]
         # a forward gathers the module's own parameters, not a child's: a child's state is a placeholder there too
         forwards = [m for m in cls.forward_methods if m.owner is cls and _CHILD_STATE.search(m.text)]

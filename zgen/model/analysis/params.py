@@ -638,11 +638,12 @@ class _Finder:
         fresh = self.bound.rebuilt.get(owner, len(self.flat.nodes)) < self.flat.position[id(node)]
         found = self.access(node, ctx, owner=owner, param=path.parts[-1], first=first, owner_classes=owner_classes,
                             local=path.root in self.bound.built_here or fresh)
-        local = _bound_once(self.flat, node)
+        local = _bound_to_parameter(self.flat, node, path.parts[-1])
         if local is not None and found.use == READ and not found.op:
             self.param_locals[local] = found
         elif found.use == READ and (view := _viewed_as(self.flat, node)) is not None:
-            local = _bound_once(self.flat, view)  # `b = mi.bias.view(na, -1)` ... `b.data[:, 4] += d`: the storage
+            # `b = mi.bias.view(na, -1)` ... `b.data[:, 4] += d`: the storage
+            local = _bound_to_parameter(self.flat, view, path.parts[-1])
             if local is not None:
                 self.param_locals[local] = found
         return [found]
@@ -763,7 +764,7 @@ class _Finder:
             i for i, arg in enumerate(call.args)
             if any(isinstance(value, cst.Name) and value.value == "self" for value in _handed_values(arg.value))
         ]
-        if selves and self.has_children and "." not in name:
+        if selves and self.has_children and ("." not in name or _module_function(self.index, name)):
             # `init_weights(self)`, a function of this file or another that walks the module it is given and
             # initialises what it yields: the children built before the call are partitioned
             done = dict(argument_effects(self.index, self.flat, call))
@@ -1102,13 +1103,19 @@ def _viewed_as(flat: Flat, node: cst.BaseExpression) -> cst.Call | None:
 _VIEWS = frozenset({"view", "view_as", "reshape", "flatten", "unflatten", "t", "transpose", "squeeze", "unsqueeze"})
 
 
-def _bound_once(flat: Flat, node: cst.BaseExpression) -> str | None:
-    """The local `node` is the whole value of (`w = self.base.weight`), when the function binds it nowhere else."""
+def _assigned_to(flat: Flat, node: cst.BaseExpression) -> cst.Name | None:
+    """The local `node` is the whole value of (`w = self.base.weight`), as the target's name."""
     assign = flat.parent.get(id(node))
     if type(assign) is not cst.Assign or len(assign.targets) != 1 or assign.value is not node:
         return None
     target = assign.targets[0].target
-    if not isinstance(target, cst.Name):
+    return target if isinstance(target, cst.Name) else None
+
+
+def _bound_once(flat: Flat, node: cst.BaseExpression) -> str | None:
+    """The local `node` is the whole value of (`w = self.base.weight`), when the function binds it nowhere else."""
+    target = _assigned_to(flat, node)
+    if target is None:
         return None
     bindings = 0
     for other, _ctx in flat.nodes:
@@ -1118,6 +1125,41 @@ def _bound_once(flat: Flat, node: cst.BaseExpression) -> str | None:
                                    cst.Tuple, cst.List, cst.NamedExpr)):
                 bindings += 1
     return target.value if bindings == 1 else None
+
+
+def _module_function(index: ModelIndex, name: str) -> bool:
+    """Is `name` a function of an imported module by its dotted name (`net_util.init_tails`), not a method?"""
+    head, _, last = name.partition(".")
+    return "." not in last and head in index.imports and last[:1].islower()
+
+
+def _bound_to_parameter(flat: Flat, node: cst.BaseExpression, param: str) -> str | None:
+    """The local `node` is the whole value of (`w = self.base.weight`, `b = conv.bias.view(1, -1)`), when every other
+    binding of it in the function takes a parameter of the same name too (`b = conv.bias.view(1, -1)` in each of
+    two loops over heads): each use reads the binding before it."""
+    target = _assigned_to(flat, node)
+    if target is None:
+        return None
+    for other, _ctx in flat.nodes:
+        if type(other) is not cst.Name or other.value != target.value or other is target:
+            continue
+        holder = flat.parent.get(id(other))
+        if isinstance(holder, cst.AssignTarget):
+            binding = flat.parent.get(id(holder))
+            if type(binding) is cst.Assign and len(binding.targets) == 1 and _takes_parameter(binding.value, param):
+                continue
+            return None
+        if isinstance(holder, (cst.For, cst.CompFor, cst.WithItem, cst.AnnAssign, cst.Param, cst.Tuple, cst.List,
+                               cst.NamedExpr)):
+            return None
+    return target.value
+
+
+def _takes_parameter(value: cst.BaseExpression, param: str) -> bool:
+    """Is `value` an attribute named `param` (`conv.bias`) or a view of one (`conv.bias.view(1, -1)`)?"""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _VIEWS:
+        value = value.func.value
+    return isinstance(value, cst.Attribute) and value.attr.value == param
 
 
 def _set_elsewhere(cls: ClassInfo, name: str) -> bool:

@@ -82,8 +82,16 @@ def _functions_by_line(index: ModelIndex) -> dict[int, ast.FunctionDef]:
     return found
 
 
-def self_path(node: ast.expr) -> tuple[str, ...] | None:
-    """`self.a[0].b` as ("a", "[]", "b"); None when not rooted at `self`."""
+# Attributes of a model that hold its settings, state or helpers, not submodules (`self.model.config.get(k)`).
+_NOT_SUBMODULES = frozenset({
+    "config", "cfg", "args", "hparams", "opt", "options", "device", "dtype", "tokenizer", "processor", "state",
+    "stats", "meta", "generation_config", "data", "grad", "weight", "bias", "shape",
+})
+
+
+def self_path(node: ast.expr, root: tuple[str, ...] = ("self",)) -> tuple[str, ...] | None:
+    """`self.a[0].b` as ("a", "[]", "b"); None when not rooted at `self`. With `root` names, a path rooted at one
+    of them, that name first (`vt.conv1` as ("vt", "conv1"))."""
     parts: list[str] = []
     while True:
         if isinstance(node, ast.Attribute):
@@ -94,9 +102,9 @@ def self_path(node: ast.expr) -> tuple[str, ...] | None:
             node = node.value
         else:
             break
-    if not (isinstance(node, ast.Name) and node.id == "self") or not parts:
+    if not (isinstance(node, ast.Name) and node.id in root) or not parts:
         return None
-    return tuple(reversed(parts))
+    return tuple(reversed(parts)) if root == ("self",) else (node.id, *reversed(parts))
 
 
 def _memberless_base(method: MethodInfo | None) -> bool:
@@ -205,16 +213,15 @@ class HelperRuns:
                         for bound in aliases[callee.id]
                     ):
                         return True
+                reached = self_path(node.func, root=tuple(aliases))
+                if reached is not None and any(  # `vt.conv1(x)` for `vt = self.clip_model.visual`
+                    bound[0] in facts_of(runs.cls).members and runs.member_call_runs(bound + reached[1:])
+                    for bound in aliases[reached[0]]
+                ):
+                    return True
             if parts:
-                if parts[0] in facts_of(runs.cls).members:
-                    called = parts[:-1] if parts[-1] in ("forward", "__call__") else parts
-                    if runs.gathers_at(called):  # self.child(...)
-                        return True
-                    if len(parts) > 1 and parts[-1] not in NOT_RUNS and runs.gathers_at(parts[:-1]) and (
-                        not runs._unread_record(parts)
-                    ):
-                        # self.child.decode(...); not `self.child.parameters()`, which runs nothing
-                        return True
+                if parts[0] in facts_of(runs.cls).members and runs.member_call_runs(parts):
+                    return True
                 continue
             root = node.func
             while isinstance(root, (ast.Attribute, ast.Subscript)):
@@ -227,6 +234,28 @@ class HelperRuns:
                     continue  # `for norm in self.norms: norm.set_embedding(e)`: a setter of the items' class
                 return True
         return False
+
+    def member_call_runs(self, parts: tuple[str, ...]) -> bool:
+        """Does `self.<parts>(...)`, rooted at a member, run a submodule with parameters?"""
+        called = parts[:-1] if parts[-1] in ("forward", "__call__") else parts
+        if self.gathers_at(called):  # self.child(...)
+            return True
+        if len(parts) > 1 and parts[-1] not in NOT_RUNS and self.gathers_at(parts[:-1]) and (
+            not self._unread_record(parts)
+        ):
+            return True  # self.child.decode(...); not `self.child.parameters()`, which runs nothing
+        return self.runs_deep_in_unread(parts)
+
+    def runs_deep_in_unread(self, parts: tuple[str, ...]) -> bool:
+        """Is `self.<parts>(...)` a call two or more attributes into a member of a class we cannot read, one that
+        gathers (`self.clip_model.visual.conv1(x)` of a model a loader built)? What it reaches is a submodule or
+        a method of one, unless a name on the way says it is the model's settings or state."""
+        if len(parts) < 3 or parts[-1] in NOT_RUNS or records(parts[-1]):
+            return False
+        if any(p == "[]" or p.startswith("_") or p.lower() in _NOT_SUBMODULES for p in parts[1:]):
+            return False
+        resolved = self.resolver.resolve(parts[:1])
+        return resolved is not None and resolved[0] == Kind.UNKNOWN and self.gathers_at(parts[:1])
 
     def _unread_record(self, parts: tuple[str, ...]) -> bool:
         """Is `self.<parts>(...)` a method of a member of no class we read (one the constructor was handed: a

@@ -96,11 +96,8 @@ class ScriptScope:
                     found.setdefault(name, classes)
         for path, classes in _plain_holders(self.index, self.flat, self.owner).items():
             found.setdefault(path, classes)  # `ema = ModelEMA(model)` ... `ema.ema`: the model the object keeps
-        if isinstance(node, (cst.FunctionDef, cst.Module)):
-            # `model = models["text"]["model"]`, used as a module; `policy = policy_config()`, run on values
-            body = node if isinstance(node, cst.FunctionDef) else _as_function(node.body, "__main__")
-            for name in looked_up_models(self.index, body):
-                found.setdefault(name, (UNKNOWN,))
+        for name in self.looked_up:
+            found.setdefault(name, (UNKNOWN,))
         if isinstance(node, cst.FunctionDef):
             for path in argument_held_models(node, found):  # `runner.model.eval()` in a hook handed the runner
                 found.setdefault(path, (UNKNOWN,))
@@ -112,6 +109,16 @@ class ScriptScope:
             for name, classes in handed_models(self.index, self).items():
                 found.setdefault(name, classes)  # `def generate_(self, G, z)` called `self.generate_(self.GAN.G, z)`
         return found
+
+    @cached_property
+    def looked_up(self) -> frozenset[str]:
+        """Locals bound to a model no construction names: `model = models["text"]["model"]`, used as a module;
+        `policy = policy_config()`, run on values (`holds.looked_up_models`)."""
+        node = self.node
+        if not isinstance(node, (cst.FunctionDef, cst.Module)):
+            return frozenset()
+        body = node if isinstance(node, cst.FunctionDef) else _as_function(node.body, "__main__")
+        return looked_up_models(self.index, body)
 
     @cached_property
     def built_models(self) -> dict[str, tuple[str, ...]]:

@@ -846,13 +846,22 @@ def _of_unknown_class(index: ModelIndex, value: cst.Call) -> bool:
 
 
 def _used_as_module(node: cst.CSTNode) -> set[str]:
-    """Names on which the code calls a method only a module has (`x.parameters()`, `x.modules()`), and the two
-    sides of a state copy between two names (`target.load_state_dict(source.state_dict())`: a target network)."""
+    """Names on which the code calls a method only a module has (`x.parameters()`, `x.modules()`), the two sides of
+    a state copy between two names (`target.load_state_dict(source.state_dict())`: a target network), and names both
+    called or moved to a device and asked for their state (`dlrm(x)` ... `dlrm.state_dict()`)."""
     found = set()
     states = False
+    called: set[str] = set()  # names called (`dlrm(x)`) or moved to a device (`model.to(device)`) ...
+    stated: set[str] = set()  # ... and names whose state is taken or loaded: both, a module (an optimizer is not called)
     for call in walk(node):
+        if type(call) is cst.Call and isinstance(call.func, cst.Name):
+            called.add(call.func.value)
         if type(call) is cst.Call and isinstance(call.func, cst.Attribute):
             states = states or call.func.attr.value == "state_dict"
+            if call.func.attr.value in ("state_dict", "load_state_dict") and isinstance(call.func.value, cst.Name):
+                stated.add(call.func.value.value)
+            if call.func.attr.value in ("to", "cuda") and isinstance(call.func.value, cst.Name):
+                called.add(call.func.value.value)  # (moved to a device: a tensor has no state, an optimizer no device)
             if call.func.attr.value in MODULE_ONLY_METHODS and isinstance(call.func.value, cst.Name):
                 found.add(call.func.value.value)
             elif call.func.attr.value == "load_state_dict" and isinstance(call.func.value, cst.Name) and call.args:
@@ -863,7 +872,7 @@ def _used_as_module(node: cst.CSTNode) -> set[str]:
                             found.update((call.func.value.value, source.func.value.value))
     if states:
         found |= _state_written_in_place(node)
-    return found
+    return found | {name for name in called & stated if not config_like(name)}
 
 
 def _state_written_in_place(node: cst.CSTNode) -> set[str]:
@@ -963,12 +972,13 @@ def _held_and_wrapped(
         by_use.update((name, ("<unknown>",)) for name in _unset_models(cls) if name not in by_use)
     init_methods = [*cls.init_methods, *_run_by_base_constructor(cls)]
     init_ids = {id(m) for m in init_methods}
-    for method in (*init_methods, *(m for m in cls.all_methods() if id(m) not in init_ids)):
+    for method in (*init_methods, *(m for m in _every_method(cls) if id(m) not in init_ids)):
         built_here = id(method) in init_ids
+        at = method.index  # (a base's method of another file reads its names there)
         # a plain object (a trainer) building its model in a setup method (`self.GAN = GAN(d)` in `init_GAN`): the
         # model it trains, partitioned by the engine like one built in `__init__` (a module building a child
         # after its own `__init__` makes a new, unpartitioned one: `params`)
-        lazily = not cls.is_module and _BUILT_SET.search(method.text) is not None
+        lazily = not cls.is_module and (_BUILT_SET.search(method.text) or _LOCAL_MODEL_BUILT.search(method.text)) is not None
         if not built_here and not (_SELF_SET.search(method.text) and (
             may_have_module_arguments(method.index, method.span) or _mentions_held(method.text, {**by_use, **found})
             or _CLASS_VALUE_BUILT.search(method.text) or lazily
@@ -977,7 +987,7 @@ def _held_and_wrapped(
         node = method.node if "self." in method.text else None
         if node is None:
             continue
-        arguments = module_arguments(index, node)
+        arguments = module_arguments(at, node)
         for stmt in walk(node.body):
             if isinstance(stmt, cst.Assign):
                 targets, value = [t.target for t in stmt.targets], stmt.value
@@ -985,7 +995,7 @@ def _held_and_wrapped(
                 targets, value = [stmt.target], stmt.value
                 declared = access_path(stmt.target)
                 if not cls.is_module and declared is not None and declared.root == "self" and len(declared.parts) == 1 \
-                        and (classes := annotated_module(index, stmt.annotation.annotation)):
+                        and (classes := annotated_module(at, stmt.annotation.annotation)):
                     # `self.policy: Optional[Module] = None` in a plain object: declared to hold a model, which a
                     # subclass or a builder sets later (a module's own annotated attribute is its child's business)
                     found.setdefault(declared.parts[0], classes)
@@ -1005,29 +1015,32 @@ def _held_and_wrapped(
                 path = access_path(target)
                 if path is None or path.root != "self" or len(path.parts) != 1:
                     continue
-                if config_like(path.parts[0]) and _wrapper_call(index, part):
+                if config_like(path.parts[0]) and _wrapper_call(at, part):
                     continue  # `self.optimizer = build_optimizer(model)`: given the model, not holding it
                 if built_here:
-                    classes = value_holds(index, part, arguments, found)
-                    if classes and path.parts[0] not in found and _container_value(index, part):
+                    classes = value_holds(at, part, arguments, found)
+                    if classes and path.parts[0] not in found and _container_value(at, part):
                         containers.setdefault(path.parts[0], classes)
                     elif not classes and type(part).__name__ in _LISTS and (
-                        items := _listed(index, part, arguments, {**containers, **found}, cls)
+                        items := _listed(at, part, arguments, {**containers, **found}, cls)
                     ):
                         containers.setdefault(path.parts[0], items)  # (a plain list: its items, not it, run)
                         continue
                 else:
-                    classes = _handed(index, part, arguments)
-                    if not classes and (classes := _handed(index, part, arguments, {**by_use, **found})):
-                        if _wrapper_call(index, part):
+                    classes = _handed(at, part, arguments)
+                    if not classes and (classes := _handed(at, part, arguments, {**by_use, **found})):
+                        if _wrapper_call(at, part):
                             wrapped.add(path.parts[0])  # `self._learn_model = model_wrap(self._model, ...)`
                     if not classes and lazily:
-                        classes = _constructed(index, part, cls)  # `def init_GAN(self): self.GAN = GAN(d)`, `make_gan(d)`
+                        classes = _constructed(at, part, cls)  # `def init_GAN(self): self.GAN = GAN(d)`, `make_gan(d)`
+                    if not classes and lazily and isinstance(part, cst.Name) and module_like_name(path.parts[0]) \
+                            and _bound_to_model_getter(node, part.value):
+                        classes = ("<unknown>",)  # `model = self.exp.get_model()` ... `self.model = model`
                 if not classes and built_from_class_value(part) and module_like_name(path.parts[0]):
                     classes = ("<unknown>",)  # `self.policy = self.policy_class(obs_space, lr)`: a model, class unread
                 if not classes and _registry_build(part) and module_like_name(path.parts[0]):
                     classes = ("<unknown>",)  # `self.generator = MODELS.build(generator)`: a registry's model
-                if not classes and not cls.is_module and _library_model_built(index, part) \
+                if not classes and not cls.is_module and _library_model_built(at, part) \
                         and module_like_name(path.parts[0]):
                     classes = ("<unknown>",)  # `self.network = build_model(cfg)` of a library: the model it trains
                 if not classes and not cls.is_module and _loaded_by_own_method(cls, part) \
@@ -1186,6 +1199,21 @@ def _mentions_held(text: str, held: dict[str, tuple[str, ...]]) -> bool:
     return any(f"self.{name}" in text for name in held)
 
 
+def _every_method(cls: ClassInfo) -> list[MethodInfo]:
+    """The methods of `cls` (`all_methods`) and the bases' methods they run through `super()` (`super().init_nets()`
+    of an agent whose base builds `self.net` there), of this file or another; not a constructor's."""
+    found = cls.all_methods()
+    seen = {id(m) for m in found}
+    for method in list(found):
+        if method.name == "__init__" or not any(through_super for _, through_super in method.self_calls):
+            continue  # (a constructor's bases: `init_methods`, `_run_by_base_constructor`)
+        for reached in cls.reachable(method.name, inherited=True):
+            if id(reached) not in seen:
+                seen.add(id(reached))
+                found.append(reached)
+    return found
+
+
 def _run_by_base_constructor(cls: ClassInfo) -> list[MethodInfo]:
     """Methods of `cls` a base class's constructor runs on it: `Base.__init__(self, ...)` (or `super().__init__()`)
     calls `self._create_networks()`, which dispatches to this class's override (and what that reaches)."""
@@ -1208,6 +1236,8 @@ def _run_by_base_constructor(cls: ClassInfo) -> list[MethodInfo]:
 # An attribute of `self` set to what a call makes (`self.GAN = GAN(d)`, `self.net = make_net(d)`): the text gate of a
 # plain object's method that may build the model it keeps.
 _BUILT_SET = re.compile(r"\bself\.\w+\s*=\s*[A-Za-z_][\w.]*\(")
+# A local bound to what a model getter or builder hands back (`model = self.exp.get_model()`).
+_LOCAL_MODEL_BUILT = re.compile(r"\b\w+\s*=\s*(?:[\w.]+\.)?(?:get|create|build|make|load)_(?:\w+_)?model\s*\(")
 # An assignment to an attribute of `self` (the text gate of a method other than `__init__` in `held_attributes`).
 _SELF_SET = re.compile(r"\bself\.\w+\s*(?::[^=\n]*)?=[^=]")
 
@@ -1243,6 +1273,21 @@ def _unset_models(cls: ClassInfo) -> list[str]:
 
 # `self.<name>.forward(` / `.state_dict(` / `.load_state_dict(` / `.eval(` / `.train(`: a module's own methods.
 _MODULE_METHOD_ON_SELF = re.compile(r"self(?<!\wself)\.(\w+)\.(?:forward|state_dict|load_state_dict|eval|train)\(")
+
+
+def _bound_to_model_getter(func: cst.FunctionDef, name: str) -> bool:
+    """Is the local `name` of `func` first bound to what a model getter or builder hands back (`model =
+    self.exp.get_model()`, `net = build_model(cfg)`): the model a plain object then keeps?"""
+    for stmt in walk(func.body):
+        if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Name) \
+                and stmt.targets[0].target.value == name:
+            value = stmt.value
+            return isinstance(value, cst.Call) and _MODEL_GETTER.fullmatch((call_name(value) or "").rsplit(".", 1)[-1]) \
+                is not None
+    return False
+
+
+_MODEL_GETTER = re.compile(r"(?:get|create|build|make|load)_(?:\w+_)?model")
 
 
 def _called_and_switched(cls: ClassInfo) -> list[str]:

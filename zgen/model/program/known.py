@@ -332,6 +332,11 @@ MODEL_BUILDERS = _NamedBy(
     r"|construct_class_by_name"
 )
 MODEL_BUILDERS_QUALIFIED = frozenset({"torch.hub.load"})
+# Modules whose `load` reads a file into plain values (`torch.load(path)`, `json.load(f)`), not a model.
+FILE_READERS = frozenset({
+    "torch", "json", "yaml", "pickle", "np", "numpy", "joblib", "dill", "cloudpickle", "safetensors", "toml", "tomllib",
+    "msgpack", "orjson", "ujson", "hjson", "srsly", "OmegaConf", "omegaconf", "h5py", "scipy", "sio", "marshal",
+})
 # Model zoos whose functions build a model by its name (`torchvision.models.resnet50(weights=w)`).
 _MODEL_ZOOS = ("torchvision.models.",)
 

@@ -200,6 +200,14 @@ def _module_named(target: cst.BaseExpression) -> bool:
     return known.module_like_name(path.parts[-1] if path.parts else path.root)
 
 
+def _loads_model_pair(call: cst.Call) -> bool:
+    """`clip.load(name)`: a package's `load` unpacked into several names, not a file reader's (`torch.load`,
+    `json.load`), which hands back one object."""
+    name = call_name(call) or ""
+    root, _, last = name.partition(".")
+    return last == "load" and root not in known.FILE_READERS
+
+
 def classify_unpacked(
     index: ModelIndex, call: cst.Call, n: int, cls: ClassInfo | None = None
 ) -> list[tuple[Kind, tuple[str, ...]]]:
@@ -954,9 +962,10 @@ class _FactsReader:
             elif isinstance(value, cst.Call) and self.resolve:
                 # self.model, self.save = parse_model(cfg): what the function returns, position by position
                 returned = self._returned_tuple(value, len(target.elements))
-                if (call_name(value) or "").rsplit(".", 1)[-1] in known.MODEL_BUILDERS:
-                    # `self.model, self.tokenizer = load_model(path)`: a builder's element named as modules are is a
-                    # model of no class we can tell, whatever its branches seem to return
+                if (call_name(value) or "").rsplit(".", 1)[-1] in known.MODEL_BUILDERS or _loads_model_pair(value):
+                    # `self.model, self.tokenizer = load_model(path)`, `self.clip, self.preprocess = clip.load(name)`:
+                    # a builder's element named as modules are is a model of no class we can tell, whatever its
+                    # branches seem to return
                     returned = returned or [(Kind.VALUE, ())] * len(target.elements)
                     returned = [
                         (Kind.UNKNOWN, (UNKNOWN_CLASS,)) if kind == Kind.VALUE and _module_named(t.value)
@@ -1130,7 +1139,8 @@ class _FactsReader:
         if isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name):
             local = call.func.value.value
             method = call.func.attr.value
-            if method in {"append", "extend", "insert"} and args:
+            if method in {"append", "extend", "insert", "add_module"} and args:
+                # (`modules = nn.Sequential()` ... `modules.add_module(f"conv_{i}", nn.Conv2d(...))`: filled by name)
                 kind, classes = self.classify(args[-1].value)
                 old_kind, old_classes = self.locals.get(local, (Kind.VALUE, ()))
                 if kind in (Kind.MODULE, Kind.CONTAINER):
@@ -1299,6 +1309,9 @@ class _FactsReader:
                 return Kind.UNKNOWN, (UNKNOWN_CLASS,)
         if isinstance(func, cst.Call) and _is_partial(func) and func.args:
             return self._classify_callable(func.args[0].value, call)  # partial(nn.Linear, bias=False)(d, d)
+        if isinstance(func, cst.IfExp):
+            # `(FrozenCLIP if frozen else CLIP)(device)`: either class, chosen by configuration
+            return self.either([call.with_changes(func=option) for option in (func.body, func.orelse)])
         if isinstance(func, cst.Attribute) and func.attr.value in _RETURNS_SELF and isinstance(func.value, (cst.Call, cst.Name)):
             # nn.Conv2d(...).requires_grad_(False), `clip = clip.cuda()` of a local module, `model.to(dtype=d)` of an
             # argument (what the argument itself would be): the module itself

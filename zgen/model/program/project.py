@@ -217,12 +217,14 @@ class Project:
         self._environment = tuple(dict.fromkeys(environment))
         self._views: dict[tuple[str, str | None, tuple[str, ...]], _View] = {}
         self._view = _View((), self._environment)  # (no file begun: the environment alone)
+        self._checked = ""  # the file being checked
         # (package directory, most definers) -> method name -> modules defining it
         self._package_methods: dict[tuple[str, int | None], dict[str, tuple[str, ...]]] = {}
 
     def begin(self, path: str) -> tuple[str, bool]:
         """Start checking `path`: reset `deps`, look up its imports through its own view; its module name."""
         self.deps = {}
+        self._checked = os.path.abspath(path)
         name, root, is_package = module_name_of(path)
         script = _script_directory(path, root)
         # (a script's own additions to the import path; a module of a package is imported, not run)
@@ -252,10 +254,11 @@ class Project:
 
     # --- files -------------------------------------------------------------
 
-    def module_file(self, module: str) -> str | None:
-        """The source file of a dotted module name, searched like the import system, or None."""
+    def module_file(self, module: str, besides: str = "") -> str | None:
+        """The source file of a dotted module name, searched like the import system, or None. With `besides`, the
+        first one found that is not that file (uncached)."""
         view = self._view
-        if module in view.paths:
+        if module in view.paths and not besides:
             return view.paths[module]
         found = None
         if module and module.split(".", 1)[0] not in _SKIPPED:
@@ -266,17 +269,19 @@ class Project:
             above = (os.path.dirname(top),) if top and module.split(".", 1)[0] == os.path.basename(top) else ()
             for root in view.roots + above + view.system + _project_roots(top, module.split(".", 1)[0]):
                 for candidate in (os.path.join(root, rel + ".py"), os.path.join(root, rel, "__init__.py")):
-                    if os.path.isfile(candidate):
+                    if os.path.isfile(candidate) and candidate != besides:
                         found = candidate
                         break
                 if found:
                     break
-        view.paths[module] = found
+        if not besides:
+            view.paths[module] = found
         return found
 
-    def file(self, module: str) -> SourceFile | None:
-        """A module's source file as it is now (read again when it changed); records it in `deps`."""
-        path = self.module_file(module)
+    def file(self, module: str, besides: str = "") -> SourceFile | None:
+        """A module's source file as it is now (read again when it changed); records it in `deps`. With `besides`,
+        one that is not that file."""
+        path = self.module_file(module, besides)
         if path is None:
             return None
         try:
@@ -388,6 +393,11 @@ class Project:
             return None
         module, _, name = qualified.rpartition(".")
         file = self.file(module)
+        if file is not None and not hops and file.path == self._checked and file.skeleton is not None \
+                and not _has_name(file, name, qualified):
+            # `from model import FastSpeech2` in `utils/model.py`, which defines no such name: a module does not import
+            # itself; the package of that name the project's top holds does
+            file = self.file(module, besides=file.path) or file
         if file is None:
             return None
         visited.append(file)
@@ -415,6 +425,17 @@ class Project:
             return None
         target = file.absolute(target)
         return self._resolve(target, hops + 1, visited) if target != qualified else None
+
+
+def _has_name(file: SourceFile, name: str, qualified: str) -> bool:
+    """Does `file` define or alias `name` at its top, or import it from elsewhere than `qualified` (its own import
+    `from model import FastSpeech2` names the other module)?"""
+    skeleton = file.skeleton
+    if skeleton is None:
+        return False
+    if name in skeleton.classes or name in skeleton.functions or name in skeleton.aliases:
+        return True
+    return name in skeleton.imports and file.absolute(skeleton.imports[name]) != qualified
 
 
 def _others(modules: tuple[str, ...], module: str) -> tuple[str, ...]:

@@ -1438,11 +1438,15 @@ class _Runs:
 
 
 def _pairs(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr]]:
-    """The names an assignment binds and the values they take: `a = v`, and each of `a, b = v, w`."""
+    """The names an assignment binds and the values they take: `a = v`, each of `a, b = v, w`, and of `a, b = v`."""
     if isinstance(target, ast.Name):
         return [(target.id, value)]
     if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
         return [(t.id, v) for t, v in zip(target.elts, value.elts) if isinstance(t, ast.Name)]
+    if isinstance(target, ast.Tuple) and isinstance(value, ast.Attribute):
+        # `resnet, resnet2 = self.local_cond_encoder`: each name an item of the container
+        item = ast.Subscript(value=value, slice=ast.Constant(value=0), ctx=ast.Load())
+        return [(t.id, item) for t in target.elts if isinstance(t, ast.Name)]
     return []
 
 
