@@ -553,10 +553,13 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
         if isinstance(target, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in target.elements):
             # `net, opt = make_pair(cfg)`: what the function returns, position by position
             made = classify_unpacked(index, node.value, len(target.elements), owner)
-            for element, (kind, classes) in zip(target.elements, made):
-                if isinstance(element.value, cst.Name) and kind in (Kind.MODULE, Kind.CONTAINER) and any(
+            # (`gpt, epoch = utils.load_model(path)`: a builder's element named as models are is one, however built)
+            builder = isinstance(node.value, cst.Call) and (call_name(node.value) or "").rsplit(".", 1)[-1] in \
+                known.MODEL_BUILDERS
+            for element, (kind, classes) in zip(target.elements, made or [(Kind.VALUE, ())] * len(target.elements)):
+                if isinstance(element.value, cst.Name) and (kind in (Kind.MODULE, Kind.CONTAINER) and any(
                     has_params(index, c) is not False for c in classes
-                ):
+                ) or builder and kind != Kind.VALUE or builder and module_like_name(element.value.value)):
                     found.setdefault(element.value.value, node.value)
             continue
         if not isinstance(target, cst.Name):

@@ -116,6 +116,8 @@ MODULE_WORDS = (
     "layer", "block", "module", "model", "encoder", "decoder", "net", "network", "cell", "head", "backbone", "embed",
     "embedding", "conv", "linear", "attn", "attention", "mlp", "ffn", "proj", "stem", "tower", "trunk", "policy",
     "actor", "critic", "unet", "transformer", "teacher", "student", "generator", "discriminator", "vae",
+    # architectures a model is often named after (`gpt, epoch = load_model(path)`, `self.bert`, `llm`, `vit`)
+    "gpt", "bert", "llm", "vit",
 )
 # (with a one-letter or numbered role: `model_T`/`model_S` of a distiller, `net_g`/`net_d`/`netG` of a GAN,
 # `model2`)
