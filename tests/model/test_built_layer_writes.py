@@ -57,6 +57,43 @@ class Generator(nn.Module):
         remove_weight_norm(self.conv_post)
 """
 
+CHOSEN_BLOCKS = """
+from torch import nn
+from torch.nn.utils import remove_weight_norm
+
+
+class ResBlock1(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.conv = nn.Conv1d(c, c, 3)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+class ResBlock2(ResBlock1):
+    pass
+
+
+class Generator(nn.Module):
+    def __init__(self, c, kind):
+        super().__init__()
+        self.ups = nn.ModuleList([nn.ConvTranspose1d(c, c, 16) for _ in range(4)])
+        resblock = ResBlock1 if kind == "1" else ResBlock2
+        self.resblocks = nn.ModuleList([resblock(c) for _ in range(4)])
+
+    def forward(self, x):
+        for up, block in zip(self.ups, self.resblocks):
+            x = block(up(x))
+        return x
+
+    def remove_weight_norm(self):
+        for l in self.ups:
+            remove_weight_norm(l)
+        for l in self.resblocks:
+            remove_weight_norm(l.conv)
+"""
+
 DARKNET = """
 import torch
 from torch import nn
@@ -102,6 +139,11 @@ def test_bias_writes_through_a_view_bound_in_each_loop():
 def test_removing_weight_norm_from_built_layers():
     # (the `weight_norm` of built layers in the constructor is ZG104's)
     assert [f for f in _found(VOCODER) if f[0] != "ZG104"] == [("ZG101", 19), ("ZG101", 20)]
+
+
+def test_blocks_of_a_class_chosen_by_a_setting():
+    # (`resblock = ResBlock1 if kind == "1" else ResBlock2`: the blocks are of either class, modules both)
+    assert _found(CHOSEN_BLOCKS) == [("ZG101", 33), ("ZG101", 35)]
 
 
 def test_blocks_filled_by_add_module_make_a_model_with_parameters():

@@ -1003,6 +1003,9 @@ class _FactsReader:
                 # `backbone = resnet50` (a factory of the file or imported, picked by a setting) ... `backbone(...)`
                 self.callables[target.value] = value
             made = self._class_of(value)
+            if made is None and isinstance(value, cst.IfExp):
+                # `resblock = ResBlock1 if h.resblock == "1" else ResBlock2`: calling it builds either class
+                made = self._either_class(target.value, (value.body, value.orelse))
             if made is None and (
                 isinstance(value, (cst.Name, cst.Attribute)) and dotted(value) not in self.callables
                 or isinstance(value, cst.Call) and call_name(value) == "getattr"
@@ -1507,6 +1510,16 @@ class _FactsReader:
             return None
         kind, classes = self._classify_call(cst.Call(func=value))
         return (Kind.MODULE, classes) if kind == Kind.MODULE and classes else None
+
+    def _either_class(self, target: str, options) -> tuple[Kind, tuple[str, ...]] | None:
+        """What calling one of `options` (classes or builders named) builds, joined; None when none is one."""
+        found = [
+            made for option in options if isinstance(option, (cst.Name, cst.Attribute))
+            and (made := self._named_builder(target, option)) is not None
+        ]
+        if not found:
+            return None
+        return max(kind for kind, _ in found), tuple(dict.fromkeys(c for _, classes in found for c in classes))
 
     def _class_of(self, value: cst.BaseExpression) -> tuple[Kind, tuple[str, ...]] | None:
         """`type(self.base)` / `type(layer)` / `self.base.__class__` of a module: a class that builds modules."""
