@@ -27,7 +27,10 @@ from .flow import Flat, flat_of
 from .access import INIT, WRITE
 from .effects import argument_effects, returns_argument, state_keys_only
 
-__all__ = ["built_then_loaded", "built_then_read", "built_then_saved", "built_then_copied", "built_then_initialised"]
+__all__ = [
+    "built_then_loaded", "built_then_read", "built_then_saved", "built_then_pickled", "built_then_copied",
+    "built_then_initialised",
+]
 
 
 @memoised
@@ -86,6 +89,23 @@ def _keys_only(flat: Flat, used: cst.CSTNode) -> bool:
 
 
 _KEY_READERS = frozenset({"len", "list", "sorted", "set", "tuple", "iter", "isinstance", "type", "id", "bool"})
+
+
+@memoised
+def built_then_pickled(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]]:
+    """(function, the `torch.save` / `pickle.dump` call, the local) for each model the same function built and then
+    pickled whole (`model = engine.module.cpu()` ... `torch.save(model, path)`): its tensors are placeholders."""
+    return _built_then(index, _PICKLE_TEXTS, _pickled, layers=False)
+
+
+def _pickled(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
+    """The value `node` pickles whole (`torch.save(model, path)`), or None."""
+    if not node.args or node.args[0].keyword is not None or node.args[0].star:
+        return None
+    return node.args[0].value if index.qualified_call(node) in known.PICKLERS else None
+
+
+_PICKLE_TEXTS = ("save(", "dump(", "dumps(")
 
 
 @memoised

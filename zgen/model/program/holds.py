@@ -791,8 +791,6 @@ def looked_up_models(index: ModelIndex, function: cst.FunctionDef) -> frozenset[
     (`next(model.parameters())`) or called on values (`action, samples = policy(conditions)` for `policy =
     policy_config()`): a model of a class we cannot tell, as an argument so named and used is."""
     used = _used_as_module(function.body) | _loaded_into(function.body) | _called_names(function.body)
-    if not used:
-        return frozenset()
     bound: dict[str, int] = {}
     found = set()
     assigns = [
@@ -803,7 +801,9 @@ def looked_up_models(index: ModelIndex, function: cst.FunctionDef) -> frozenset[
     for node in assigns:
         name = node.targets[0].target.value  # type: ignore[union-attr]
         bound[name] = bound.get(name, 0) + 1
-        if name in used and module_like_name(name) and (
+        if module_like_name(name) and _unwrapped_model(node.value):
+            found.add(name)  # `model = engine["model"].module.cpu()`: the model a data-parallel engine wraps
+        elif name in used and module_like_name(name) and (
             isinstance(node.value, cst.Subscript)
             or isinstance(node.value, cst.Call) and _of_unknown_class(index, node.value)
             # `policy = policy_config()`: what an object of this code makes when called (a config, a factory)
@@ -812,6 +812,16 @@ def looked_up_models(index: ModelIndex, function: cst.FunctionDef) -> frozenset[
         ):
             found.add(name)
     return frozenset(n for n in found if bound[n] == 1)
+
+
+def _unwrapped_model(value: cst.BaseExpression) -> bool:
+    """Is `value` the `.module` of an engine or wrapper (`engine.module`, `engines["model"].module.cpu()`), moved or
+    not?"""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in MOVES:
+        value = value.func.value
+    return isinstance(value, cst.Attribute) and value.attr.value == "module" and isinstance(
+        value.value, (cst.Name, cst.Subscript, cst.Attribute)
+    )
 
 
 def _called_names(node: cst.CSTNode) -> set[str]:

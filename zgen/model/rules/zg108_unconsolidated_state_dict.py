@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..analysis.access import STATE, Scope
-from ..analysis.loaded import built_then_loaded, built_then_read, built_then_saved
+from ..analysis.loaded import built_then_loaded, built_then_pickled, built_then_read, built_then_saved
 from ..analysis.moved import child_state_copies
 from ..analysis.own import own_state_calls
 from ..analysis.scopes import param_accesses
@@ -157,6 +157,7 @@ _BUILT_THEN = (
     (built_then_loaded, "loads into `{local}`", "the load copies into empty placeholders", _LOAD_HELP),
     (built_then_saved, "takes the state of `{local}`", "its tensors are empty placeholders", _READ_HELP),
     (built_then_read, "reads the tensors of the state of `{local}`", "they are empty placeholders", _READ_HELP),
+    (built_then_pickled, "pickles `{local}` whole", "its tensors are empty placeholders", _READ_HELP),
 )
 _VERB = {
     "state_dict": "reads", "load_state_dict": "loads into",
