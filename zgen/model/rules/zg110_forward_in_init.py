@@ -292,7 +292,12 @@ def _runs_forward(index: ModelIndex, cls: ClassInfo, method: MethodInfo, flat: F
         # may take no input), partitioned once built
         return f"`{code_of(call.func.func)}(...)()`"
     if not call.args:
-        return None  # a forward takes an input; `self.class_embed()` calls a stored layer factory
+        # a forward takes an input; `self.class_embed()` calls a stored layer factory. A method of a module its
+        # caller built may run its layers on a probe it makes itself (`obs_encoder.output_shape()`).
+        path = access_path(call.func)
+        if path is None or path.root == "self" or len(path.parts) != 1 or path.parts[0] in _MODULE_API:
+            return None
+        return _built_callee(index, cls, method, flat, call.func, call, rank)
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value == "forward":
         func = func.value
