@@ -77,7 +77,8 @@ def _bound_then_read(flat: Flat, parent: cst.CSTNode | None) -> bool:
             return True  # `sd[k]`: an entry, its tensor
         if isinstance(used, cst.Attribute) and used.value is node and used.attr.value in ("items", "values"):
             return True
-        if isinstance(used, (cst.Arg, cst.DictElement, cst.Element)) and used.value is node and not _keys_only(flat, used):
+        handed = isinstance(used, (cst.Arg, cst.DictElement, cst.Element)) and used.value is node
+        if handed and not _keys_only(flat, used):
             return True  # `torch.save(sd, path)`, `{"model": sd}`: the tensors handed on whole
     return False
 

@@ -865,7 +865,7 @@ def _used_as_module(node: cst.CSTNode) -> set[str]:
     found = set()
     states = False
     called: set[str] = set()  # names called (`dlrm(x)`) or moved to a device (`model.to(device)`) ...
-    stated: set[str] = set()  # ... and names whose state is taken or loaded: both, a module (an optimizer is not called)
+    stated: set[str] = set()  # ... and names whose state is taken or loaded: both, a module (no optimizer is called)
     for call in walk(node):
         if type(call) is cst.Call and isinstance(call.func, cst.Name):
             called.add(call.func.value)
@@ -991,7 +991,9 @@ def _held_and_wrapped(
         # a plain object (a trainer) building its model in a setup method (`self.GAN = GAN(d)` in `init_GAN`): the
         # model it trains, partitioned by the engine like one built in `__init__` (a module building a child
         # after its own `__init__` makes a new, unpartitioned one: `params`)
-        lazily = not cls.is_module and (_BUILT_SET.search(method.text) or _LOCAL_MODEL_BUILT.search(method.text)) is not None
+        lazily = not cls.is_module and (
+            _BUILT_SET.search(method.text) or _LOCAL_MODEL_BUILT.search(method.text)
+        ) is not None
         if not built_here and not (_SELF_SET.search(method.text) and (
             may_have_module_arguments(method.index, method.span) or _mentions_held(method.text, {**by_use, **found})
             or _CLASS_VALUE_BUILT.search(method.text) or lazily
@@ -1249,8 +1251,10 @@ def _run_by_base_constructor(cls: ClassInfo) -> list[MethodInfo]:
 # An attribute of `self` set to what a call makes (`self.GAN = GAN(d)`, `self.net = make_net(d)`): the text gate of a
 # plain object's method that may build the model it keeps.
 _BUILT_SET = re.compile(r"\bself\.\w+\s*=\s*[A-Za-z_][\w.]*\(")
-# A local bound to what a model getter or builder hands back (`model = self.exp.get_model()`).
-_LOCAL_MODEL_BUILT = re.compile(r"\b\w+\s*=\s*(?:[\w.]+\.)?(?:get|create|build|make|load)_(?:\w+_)?model\s*\(")
+# A model getter's or builder's name (`get_model`, `build_text_model`), and a local bound to what one hands back
+# (`model = self.exp.get_model()`).
+_MODEL_GETTER = re.compile(r"(?:get|create|build|make|load)_(?:\w+_)?model")
+_LOCAL_MODEL_BUILT = re.compile(r"\b\w+\s*=\s*(?:[\w.]+\.)?" + _MODEL_GETTER.pattern + r"\s*\(")
 # An assignment to an attribute of `self` (the text gate of a method other than `__init__` in `held_attributes`).
 _SELF_SET = re.compile(r"\bself\.\w+\s*(?::[^=\n]*)?=[^=]")
 
@@ -1295,12 +1299,9 @@ def _bound_to_model_getter(func: cst.FunctionDef, name: str) -> bool:
         if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Name) \
                 and stmt.targets[0].target.value == name:
             value = stmt.value
-            return isinstance(value, cst.Call) and _MODEL_GETTER.fullmatch((call_name(value) or "").rsplit(".", 1)[-1]) \
-                is not None
+            getter = (call_name(value) or "").rsplit(".", 1)[-1] if isinstance(value, cst.Call) else ""
+            return _MODEL_GETTER.fullmatch(getter) is not None
     return False
-
-
-_MODEL_GETTER = re.compile(r"(?:get|create|build|make|load)_(?:\w+_)?model")
 
 
 def _called_and_switched(cls: ClassInfo) -> list[str]:
