@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from zgen.model import check_source
 
+from tests.model.package_check import TINY_NET
+
 EXPORT = """
 import torch
 from torch import nn
@@ -16,14 +18,7 @@ from torch import nn
 from .train import load_engines
 
 
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 4)
-
-    def forward(self, x):
-        return self.fc(x)
-
+""" + TINY_NET + """
 
 def export(path):
     engine = load_engines()
