@@ -116,3 +116,27 @@ def test_towers_reached_through_a_class_choice_and_a_loaded_model():
 
 def test_blocks_unpacked_from_a_container():
     assert _found(UNPACKED) == [("ZG205", 26)]
+
+
+PAIRED = """
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.norm = nn.LayerNorm(d)
+        self.proj = nn.Linear(d, d)
+        self.head = nn.Linear(d, d)
+
+    def forward(self, x):
+        norm, proj = self.norm, self.proj
+        h = proj(x) * norm.weight
+        return self.head(h)
+"""
+
+
+def test_names_unpacked_pairwise_take_each_their_own_module():
+    # `norm, proj = self.norm, self.proj`: `norm` is the LayerNorm alone, whose small weight stays gathered
+    assert [(f.code, f.line) for f in check_source("block.py", PAIRED) if f.code.startswith("ZG3")] == []

@@ -92,10 +92,14 @@ class ModuleCalls:
                 continue
             if type(node) is cst.Assign and any(isinstance(t, (cst.Tuple, cst.List)) for t in targets) and (
                     unpacked := self._elements_of(value)) is not None:
-                # `resnet, resnet2 = self.local_cond_encoder`: each name one of the container's modules
+                # `resnet, resnet2 = self.local_cond_encoder`: each name one of the container's modules; `c, bn =
+                # self.conv, self.bn`: each name its own
                 for target in targets:
+                    pairs = _paired(target, value)
                     for name in bound_names(target):
-                        self.aliases[name] = unpacked
+                        classes = self.classes_of(pairs[name]) if name in pairs else unpacked
+                        if classes is not None:
+                            self.aliases[name] = classes
                 continue
             classes = self.classes_of(value)
             if classes is None and (wrapped := wrapped_callee(value)) is not None:
@@ -443,6 +447,18 @@ def _union(found) -> tuple[str, ...] | None:
     for classes in found:
         out += tuple(c for c in classes or () if c not in out)
     return out or None
+
+
+def _paired(target: cst.BaseExpression, value: cst.BaseExpression) -> dict[str, cst.BaseExpression]:
+    """The names of a tuple target bound element by element to a literal tuple of the same length (`c, bn = self.conv,
+    self.bn`): name -> its value."""
+    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))) or len(
+            target.elements) != len(value.elements):
+        return {}
+    return {
+        t.value.value: v.value for t, v in zip(target.elements, value.elements)
+        if isinstance(t.value, cst.Name) and isinstance(v, cst.Element)
+    }
 
 
 def follow(

@@ -267,7 +267,10 @@ class Project:
             # above its package directory; only that name is looked up there, never a sibling project's files.
             top = view.roots[0] if view.roots else ""
             above = (os.path.dirname(top),) if top and module.split(".", 1)[0] == os.path.basename(top) else ()
-            for root in view.roots + above + view.system + _project_roots(top, module.split(".", 1)[0]):
+            projects = _project_roots(top, module.split(".", 1)[0])
+            # (another module of the name a file has itself is the project's, as its scripts run from its top)
+            order = view.roots + above + (projects + view.system if besides else view.system + projects)
+            for root in order:
                 for candidate in (os.path.join(root, rel + ".py"), os.path.join(root, rel, "__init__.py")):
                     if os.path.isfile(candidate) and candidate != besides:
                         found = candidate
