@@ -44,3 +44,22 @@ def test_the_same_loop_in_a_function():
     head, loop = PLAN.split("\n\ngpt, ")
     body = "\n".join("    " + line if line else line for line in ("gpt, " + loop).split("\n"))
     assert _found(head + "\n\ndef main():\n" + body) == [("ZG204", 19)]
+
+
+TOKENIZER = """
+import utils
+
+
+def encode_all(path, prompts):
+    model, tokenizer = utils.load_model(path)
+    ids = []
+    for prompt in prompts:
+        if not prompt:
+            break
+        ids.append(tokenizer.encode(prompt))
+    return ids
+"""
+
+
+def test_the_tokenizer_beside_a_loaded_model_is_no_model():
+    assert _found(TOKENIZER) == []

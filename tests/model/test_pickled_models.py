@@ -36,6 +36,11 @@ def export_built(path):
 def save_settings(path):
     settings = {"lr": 1e-3}
     torch.save(settings, path)
+
+
+def save_names(names, path):
+    state_dict = dict((n, 0) for n in names)
+    torch.save(state_dict, path)
 """
 
 

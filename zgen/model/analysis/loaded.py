@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from ..program import known
-from ..program.holds import averager, constructed_models, looked_up_models, module_like_name, wraps_itself
+from ..program.holds import averager, config_like, constructed_models, looked_up_models, module_like_name, wraps_itself
 from ..program.index import MethodInfo, ModelIndex, memoised
 from ..program.members import class_named
 from ..program.tree import cst, walk
@@ -103,7 +103,10 @@ def _pickled(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
     """The value `node` pickles whole (`torch.save(model, path)`), or None."""
     if not node.args or node.args[0].keyword is not None or node.args[0].star:
         return None
-    return node.args[0].value if index.qualified_call(node) in known.PICKLERS else None
+    value = node.args[0].value
+    if isinstance(value, cst.Name) and config_like(value.value):
+        return None  # `torch.save(state_dict, path)`: a mapping the function filled, not a model
+    return value if index.qualified_call(node) in known.PICKLERS else None
 
 
 _PICKLE_TEXTS = ("save(", "dump(", "dumps(")

@@ -559,7 +559,7 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
             for element, (kind, classes) in zip(target.elements, made or [(Kind.VALUE, ())] * len(target.elements)):
                 if isinstance(element.value, cst.Name) and (kind in (Kind.MODULE, Kind.CONTAINER) and any(
                     has_params(index, c) is not False for c in classes
-                ) or builder and kind != Kind.VALUE or builder and module_like_name(element.value.value)):
+                ) or builder and module_like_name(element.value.value)):
                     found.setdefault(element.value.value, node.value)
             continue
         if not isinstance(target, cst.Name):
