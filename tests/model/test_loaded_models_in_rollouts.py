@@ -48,7 +48,6 @@ def test_the_same_loop_in_a_function():
     assert _found(head + "\n\ndef main():\n" + body) == [("ZG204", 19)]
 
 
-
 LOADER = """
 def load_model(path, device="cuda"):
     adapter = get_model_adapter(path)
