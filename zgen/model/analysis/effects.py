@@ -1247,11 +1247,17 @@ def _child_of_argument(value: cst.BaseExpression, names, aliases: dict[str, str]
             and len(value.args) == 1 and not value.args[0].star:
         value = value.args[0].value
     path = access_path(value)
-    if path is None or not path.parts or any(p.startswith("_") for p in path.parts):
-        return None
+    if path is None or not path.parts or any(p.startswith("_") or p in _NOT_CHILDREN for p in path.parts):
+        return None  # (`list(x.shape)` of a tensor argument is its sizes)
     if path.root in names and path.parts[0] != "[]":
         return path.root
     return aliases.get(path.root) if all(p == "[]" for p in path.parts) else None
+
+
+# Attributes of an argument that are its tensor's metadata, its values or its settings, never a child module.
+_NOT_CHILDREN = frozenset({
+    "shape", "dtype", "device", "data", "grad", "T", "mT", "ndim", "weight", "bias", "config", "cfg", "args", "layout",
+})
 
 
 def _part_of_argument(index: ModelIndex, flat: Flat, value: cst.BaseExpression, names) -> str | None:

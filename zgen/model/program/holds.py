@@ -820,8 +820,8 @@ def _unwrapped_model(value: cst.BaseExpression) -> bool:
     while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in MOVES:
         value = value.func.value
     return isinstance(value, cst.Attribute) and value.attr.value == "module" and isinstance(
-        value.value, (cst.Name, cst.Subscript, cst.Attribute)
-    )
+        value.value, (cst.Name, cst.Subscript)
+    )  # (not `dep.target.module`, a graph node's)
 
 
 def _called_names(node: cst.CSTNode) -> set[str]:

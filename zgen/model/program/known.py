@@ -657,7 +657,7 @@ NOT_RUNS = frozenset(
         "children", "named_children", "state_dict", "load_state_dict", "train", "eval", "to", "cuda",
         "cpu", "half", "float", "bfloat16", "requires_grad_", "zero_grad", "extra_repr", "apply",
         "register_buffer", "register_parameter", "register_forward_hook", "register_forward_pre_hook",
-        "register_full_backward_hook", "add_module", "get_submodule", "get_parameter", "save_pretrained",
+        "register_full_backward_hook", "register_backward_hook", "add_module", "get_submodule", "get_parameter", "save_pretrained",
         "push_to_hub", "num_parameters", "get_input_embeddings", "get_output_embeddings", "tie_weights",
         "resize_token_embeddings", "gradient_checkpointing_enable", "print_trainable_parameters", "no_sync",
         # a tensor's, not a module's (`crt_net[k].size()` of a name rebound to the model's state dict)
