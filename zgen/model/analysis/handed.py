@@ -53,7 +53,8 @@ from ..program.keyed import reads_keyed_model
 from ..program.members import UNKNOWN_CLASS, Kind, classify, facts_of, has_params
 from ..program.skeleton import FunctionSpan
 from ..program.tree import (
-    access_path, body_start, call_name, code_of, cst, dotted, parameter_for, unwrapped_argument, walk,
+    access_path, body_start, call_name, code_of, cst, dotted, parameter_for, positional_parameters, unwrapped_argument,
+    walk,
 )
 from ..program.trigger import Trigger, word_first
 from .access import CHECK, COPY, GRAD, INIT, READ, SIZE, STATE, WRITE, ParamAccess, Reach, Scope, Via
@@ -1794,8 +1795,8 @@ def _walked_uses(index: ModelIndex, scope: ScriptScope, held: dict[str, tuple[in
                 replaced[code_of(t.target, limit=1000)] = flat.position[id(n)]
     # `def init_weights_vit(model)` run only as `init_weights_vit(self)` by constructors: `model.pos_embedding` is the
     # constructing module's own parameter, whole until its constructor returns (its children's are not)
-    first = _first_parameter(scope.node)
-    own = first if first is not None and _only_given_self_by_constructors(index, scope.node.name.value) else None
+    first = positional_parameters(scope.node)[:1] if isinstance(scope.node, cst.FunctionDef) else []
+    own = first[0] if first and _only_given_self_by_constructors(index, scope.node.name.value) else None
     found = []
     for node, ctx in flat.nodes:
         kind = type(node)
@@ -1825,14 +1826,6 @@ def _walked_uses(index: ModelIndex, scope: ScriptScope, held: dict[str, tuple[in
             if replaced.get(code_of(node.value, limit=1000), -1) <= held.get(owner, (-1,))[0]:
                 found.append(access(node, ctx, owner, Via(Reach.PATH)))
     return found
-
-
-def _first_parameter(func: cst.CSTNode) -> str | None:
-    """The name of a function's first positional parameter."""
-    if not isinstance(func, cst.FunctionDef):
-        return None
-    params = (*func.params.posonly_params, *func.params.params)
-    return params[0].name.value if params else None
 
 
 @memoised

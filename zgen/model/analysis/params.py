@@ -1117,14 +1117,18 @@ def _bound_once(flat: Flat, node: cst.BaseExpression) -> str | None:
     target = _assigned_to(flat, node)
     if target is None:
         return None
-    bindings = 0
+    return target.value if next(_other_bindings(flat, target), None) is None else None
+
+
+def _other_bindings(flat: Flat, target: cst.Name):
+    """What binds the name of `target` elsewhere in the function: each holder (an `AssignTarget`, a loop, a `with`,
+    a parameter, an unpacking)."""
     for other, _ctx in flat.nodes:
-        if type(other) is cst.Name and other.value == target.value:
+        if type(other) is cst.Name and other.value == target.value and other is not target:
             holder = flat.parent.get(id(other))
             if isinstance(holder, (cst.AssignTarget, cst.For, cst.CompFor, cst.WithItem, cst.AnnAssign, cst.Param,
                                    cst.Tuple, cst.List, cst.NamedExpr)):
-                bindings += 1
-    return target.value if bindings == 1 else None
+                yield holder
 
 
 def _module_function(index: ModelIndex, name: str) -> bool:
@@ -1140,17 +1144,9 @@ def _bound_to_parameter(flat: Flat, node: cst.BaseExpression, param: str) -> str
     target = _assigned_to(flat, node)
     if target is None:
         return None
-    for other, _ctx in flat.nodes:
-        if type(other) is not cst.Name or other.value != target.value or other is target:
-            continue
-        holder = flat.parent.get(id(other))
-        if isinstance(holder, cst.AssignTarget):
-            binding = flat.parent.get(id(holder))
-            if type(binding) is cst.Assign and len(binding.targets) == 1 and _takes_parameter(binding.value, param):
-                continue
-            return None
-        if isinstance(holder, (cst.For, cst.CompFor, cst.WithItem, cst.AnnAssign, cst.Param, cst.Tuple, cst.List,
-                               cst.NamedExpr)):
+    for holder in _other_bindings(flat, target):
+        binding = flat.parent.get(id(holder)) if isinstance(holder, cst.AssignTarget) else None
+        if not (type(binding) is cst.Assign and len(binding.targets) == 1 and _takes_parameter(binding.value, param)):
             return None
     return target.value
 
