@@ -12,6 +12,10 @@ soon as its constructor returns, so the load copies into empty placeholders.
 over such a model or its parameters (`ema = ExponentialMovingAverage(model.parameters(), decay=d)`, `EMA(model)`,
 `known.AVERAGERS`), which clones them as its shadow.
 What counts as a constructed model is `holds.constructed_models`'.
+`zoo_weights_loaded(index)` finds a model zoo's builder asked for its pretrained weights
+(`torchvision.models.vgg19(pretrained=True)`, `resnet50(weights=ResNet50_Weights.DEFAULT)`,
+`timm.create_model(name, pretrained=True)`): the builder constructs the model and then loads the weights into it,
+the same pattern inside the library.
 """
 
 from __future__ import annotations
@@ -20,16 +24,16 @@ import re
 
 from ..program import known
 from ..program.holds import averager, config_like, constructed_models, looked_up_models, module_like_name, wraps_itself
-from ..program.index import MethodInfo, ModelIndex, memoised
+from ..program.index import MethodInfo, ModelIndex, Snippet, memoised
 from ..program.members import class_named
-from ..program.tree import cst, walk
+from ..program.tree import cst, dotted, walk
 from .flow import Flat, flat_of
 from .access import INIT, WRITE
 from .effects import argument_effects, returns_argument, state_keys_only
 
 __all__ = [
     "built_then_loaded", "built_then_read", "built_then_saved", "built_then_pickled", "built_then_copied",
-    "built_then_initialised",
+    "built_then_initialised", "zoo_weights_loaded",
 ]
 
 
@@ -287,3 +291,73 @@ def _built_then(
             if target.value in first and first[target.value] < flat.position[id(node)]:
                 found.append((method, node, target.value))
     return found
+
+
+@memoised
+def zoo_weights_loaded(index: ModelIndex) -> list[tuple[Snippet, cst.Call]]:
+    """(where, the call) for each model zoo builder the file asks for pretrained weights, in a module's methods, a
+    function or script code: `models.vgg19(pretrained=True)`, `resnet50(weights="DEFAULT")`,
+    `models.__dict__[arch](weights=w if pretrained else None)`, `timm.create_model(name, pretrained=True)`. The
+    builder loads them into the model after its constructor returned, which under `deepspeed.zero.Init` partitioned
+    it. Not `pretrained=False`, `weights=None`, nor a test guarded for ZeRO-3."""
+    from .script import script_scopes  # (the script scopes read this module's neighbours)
+
+    if not _ASKS_FOR_WEIGHTS.search(index.source):
+        return []
+    found: list[tuple[Snippet, cst.Call]] = []
+    scopes = [(m.snippet, flat_of(m)) for _cls, m in index.methods("all", _ASKS_FOR_WEIGHTS)]
+    scopes += [(s.snippet, s.flat) for s in script_scopes(index, _ASKS_FOR_WEIGHTS)]
+    seen: set[int] = set()
+    for snippet, flat in scopes:
+        if flat is None or snippet is None:
+            continue
+        for node, ctx in flat.nodes:
+            if type(node) is cst.Call and id(node) not in seen and not ctx.guarded and _zoo_builder(index, node) \
+                    and _asks_for_weights(node):
+                seen.add(id(node))
+                found.append((snippet, node))
+    return found
+
+
+_ASKS_FOR_WEIGHTS = re.compile(r"\b(?:pretrained|weights)\s*=")
+# Builders of a library that load a checkpoint into the model they construct when asked to.
+_LOADING_BUILDERS = frozenset({"timm.create_model", "torch.hub.load"})
+
+
+def _zoo_builder(index: ModelIndex, call: cst.Call) -> bool:
+    """Is `call` a model zoo's builder (`torchvision.models.resnet50`, `models.__dict__[arch]`, `getattr(models, name)`,
+    `timm.create_model`)?"""
+    func = call.func
+    zoo = None
+    if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Attribute) and func.value.attr.value == "__dict__":
+        zoo = dotted(func.value.value)  # `models.__dict__[arch](...)`
+    elif isinstance(func, cst.Call) and dotted(func.func) == "getattr" and func.args:
+        zoo = dotted(func.args[0].value)  # `getattr(torchvision.models, name)(...)`
+    if zoo is not None or not isinstance(func, (cst.Name, cst.Attribute)):
+        return zoo is not None and known.model_zoo(index.qualify(zoo))
+    qualified = index.qualified_call(call) or ""
+    return known.model_zoo_function(qualified) or qualified in _LOADING_BUILDERS
+
+
+def _asks_for_weights(call: cst.Call) -> bool:
+    """Does the call ask for pretrained weights: `pretrained=` or `weights=` given anything but a literal
+    `False`/`None`/`0` or a `...NONE` weights name (either arm of a conditional counts)?"""
+    return any(
+        arg.keyword is not None and arg.keyword.value in ("pretrained", "weights") and _some_weights(arg.value)
+        for arg in call.args
+    )
+
+
+def _some_weights(value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.IfExp):
+        return _some_weights(value.body) or _some_weights(value.orelse)
+    if isinstance(value, cst.Name):
+        return value.value not in ("False", "None")
+    if isinstance(value, cst.Integer):
+        return value.value != "0"
+    if isinstance(value, cst.SimpleString):
+        return "NONE" not in value.value.upper() and len(value.value.strip("'\"rbuRBU")) > 0
+    if isinstance(value, cst.Attribute):
+        return value.attr.value.upper() != "NONE"
+    return True
+

@@ -128,7 +128,7 @@ class ScriptScope:
         node = self.node
         if isinstance(node, cst.Module):
             node = _as_function(node.body, "__main__")
-        if not isinstance(node, cst.FunctionDef) or self.owner is not None:
+        if not isinstance(node, cst.FunctionDef):
             return {}
         returned = {
             n.value.value for n, _ctx in self.flat.nodes if type(n) is cst.Return and isinstance(n.value, cst.Name)

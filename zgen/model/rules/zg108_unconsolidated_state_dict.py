@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..analysis.access import STATE, Scope
-from ..analysis.loaded import built_then_loaded, built_then_pickled, built_then_read, built_then_saved
+from ..analysis.loaded import (
+    built_then_loaded, built_then_pickled, built_then_read, built_then_saved, zoo_weights_loaded,
+)
 from ..analysis.moved import child_state_copies
 from ..analysis.own import own_state_calls
 from ..analysis.scopes import param_accesses
@@ -25,7 +27,11 @@ class UnconsolidatedStateDict(Rule):
     Flags `model.state_dict()`, `model.load_state_dict(...)` and
     `model.save_pretrained(...)` in a training script after
     `deepspeed.initialize`, where `model` is the engine or the module it wraps
-    (for example `torch.save(engine.module.state_dict(), path)`).
+    (for example `torch.save(engine.module.state_dict(), path)`), and a model
+    zoo's builder asked for pretrained weights where the model is built
+    (`torchvision.models.vgg19(pretrained=True)` in a module's `__init__`,
+    `timm.create_model(name, pretrained=True)`): it loads them into the model
+    its constructor just returned.
 
     ## Why is this bad under ZeRO-3?
     Every parameter is a per-rank partition behind an empty placeholder, so
@@ -127,6 +133,13 @@ def main(model, cfg):
                 "empty placeholders, so nothing is copied"
             )
             yield self.finding(index, method.snippet, node, message, _COPY_HELP)
+        for snippet, node in zoo_weights_loaded(index):
+            message = (
+                f"`{code_of(node, limit=80)}` builds a model and then loads its pretrained weights into it; under "
+                "`deepspeed.zero.Init` the model is partitioned once its constructor returns, so the load copies into "
+                "empty placeholders"
+            )
+            yield self.finding(index, snippet, node, message, _ZOO_HELP)
         for method, node in own_state_calls(index):
             verb = _VERB.get(node.func.attr.value)  # type: ignore[union-attr]
             receiver = node.func.value  # type: ignore[union-attr]
@@ -151,6 +164,10 @@ _LOAD_HELP = (
 _READ_HELP = (
     "read the state inside `with deepspeed.zero.GatheredParameters(list(model.parameters())):`, or build the model "
     "outside `zero.Init`"
+)
+_ZOO_HELP = (
+    "build it without weights and load them inside `with deepspeed.zero.GatheredParameters(list(model.parameters()), "
+    "modifier_rank=0):`, or build it outside `zero.Init`"
 )
 # What a function does with the state of a model it built (`loaded`), as the message tells it, and the help.
 _BUILT_THEN = (
