@@ -33,7 +33,7 @@ from .effects import argument_effects, returns_argument, state_keys_only
 
 __all__ = [
     "built_then_loaded", "built_then_read", "built_then_saved", "built_then_pickled", "built_then_copied",
-    "built_then_initialised", "zoo_weights_loaded",
+    "built_then_initialised", "zoo_weights_loaded", "built_where",
 ]
 
 
@@ -245,8 +245,8 @@ def _built_then(
     index: ModelIndex, texts: tuple[str, ...] | _BuildsThenHands, used, constructors: bool = True,
     layers: bool = True,
 ) -> list[tuple[MethodInfo, cst.Call, str]]:
-    """(function, the call, the local) for each call `used` says takes a model the same function built before it;
-    only functions whose text holds one of `texts` (or that the trigger finds) are read. Without `layers`, a torch
+    """(function, the call, the local) for each call `used` says takes a model the same function built before it (or
+    the module-level code built, used as a global: `_top_models_used`); only functions whose text holds one of `texts` (or that the trigger finds) are read. Without `layers`, a torch
     layer the function builds on the spot (`probe = nn.Linear(4, 4)`, a helper of its own) is no such model."""
     found: list[tuple[MethodInfo, cst.Call, str]] = []
 
@@ -268,10 +268,13 @@ def _built_then(
             built = {n: c for n, c in built.items() if wraps_itself(c, cst.Name(n))
                      or not known.is_torch_module_class(index.qualified_call(c) or "")}
         looked_up = looked_up_models(index, method.node)  # `model = zoo.get_architecture(cfg)`, used as a model
-        flat = flat_of(method) if built or looked_up else None
+        tops = _top_models_used(index, method, layers) if owner is None else ()
+        flat = flat_of(method) if built or looked_up or tops else None
         if flat is None:
             continue
         first = {name: flat.position.get(id(call), 0) for name, call in built.items()}
+        for name in tops:
+            first.setdefault(name, -1)  # built before the function runs
         for node, _ctx in flat.nodes if looked_up else ():
             if type(node) is cst.Assign and isinstance(node.targets[0].target, cst.Name):
                 if node.targets[0].target.value in looked_up:
@@ -291,6 +294,34 @@ def _built_then(
             if target.value in first and first[target.value] < flat.position[id(node)]:
                 found.append((method, node, target.value))
     return found
+
+
+def built_where(method: MethodInfo, local: str) -> str:
+    """Where the model `local` of a `_built_then` finding was built, as a message tells it: in `train` above, or at
+    the top of the script when the function does not bind it."""
+    flat = flat_of(method) if isinstance(method.node, cst.FunctionDef) else None
+    if flat is not None:
+        from .script import bound_here  # (the script scopes read this module's neighbours)
+
+        if local not in bound_here(method.node, flat):
+            return "at the top of this script"
+    return f"in `{method.name}` above"
+
+
+def _top_models_used(index: ModelIndex, function: MethodInfo, layers: bool) -> list[str]:
+    """The models the module-level code built (`model = MemTransformerLM(...)` at the top of a script) that
+    `function` uses as globals, not binding the name itself (`script.global_models`); without `layers`, not a torch
+    layer."""
+    from .script import bound_here, global_models  # (the script scopes read this module's neighbours)
+
+    models = global_models(index)
+    names = [n for n, classes in models.items() if n in function.text
+             and (layers or not all(c.startswith("torch.") for c in classes))]
+    flat = flat_of(function) if names and isinstance(function.node, cst.FunctionDef) else None
+    if flat is None:
+        return []
+    bound = bound_here(function.node, flat)
+    return [n for n in names if n not in bound]
 
 
 @memoised

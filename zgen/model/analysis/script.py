@@ -51,7 +51,7 @@ from .taint import DATA, RANK, Taint
 __all__ = [
     "ScriptScope", "script_scopes", "function_scope", "script_divergences", "script_accesses", "scope_reach",
     "divergences", "module_helper_reaches",
-    "WRAP_TRIGGER", "partitions_here", "class_partitions",
+    "WRAP_TRIGGER", "partitions_here", "class_partitions", "global_models", "bound_here",
 ]
 
 # Text without which no model in a scope can be partitioned.
@@ -91,7 +91,7 @@ class ScriptScope:
             bound = None
             for name, classes in global_models(self.index).items():
                 if bound is None:
-                    bound = _bound_here(node, self.flat)
+                    bound = bound_here(node, self.flat)
                 if name not in bound:
                     found.setdefault(name, classes)
         for path, classes in _plain_holders(self.index, self.flat, self.owner).items():
@@ -664,7 +664,7 @@ def _runs_a_global_model(index: ModelIndex, name: str) -> bool:
     scope = function_scope(index, span) if span is not None else None
     if scope is None or not isinstance(scope.node, cst.FunctionDef):
         return False
-    bound = _bound_here(scope.node, scope.flat)
+    bound = bound_here(scope.node, scope.flat)
     for node, _ctx in scope.flat.nodes:
         if type(node) is not cst.Call:
             continue
@@ -677,7 +677,7 @@ def _runs_a_global_model(index: ModelIndex, name: str) -> bool:
     return False
 
 
-def _bound_here(node: cst.FunctionDef, flat: Flat) -> set[str]:
+def bound_here(node: cst.FunctionDef, flat: Flat) -> set[str]:
     """The names a function binds itself (its parameters, assignments, loop targets), which hide globals of the same
     name, less those it declares `global`."""
     params = node.params

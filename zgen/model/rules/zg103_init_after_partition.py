@@ -9,7 +9,7 @@ from ..analysis.access import INIT, WRITE, ParamAccess, Reach, Scope
 from ..analysis.effects import REPLACED, argument_effects, usage, writes_module_params
 from ..analysis.flow import flat_of, loop_items
 from ..analysis.handed import built_holder
-from ..analysis.loaded import built_then_initialised
+from ..analysis.loaded import built_then_initialised, built_where
 from ..analysis.scopes import param_accesses
 from ..analysis.param_lists import parameter_list_writes
 from ..analysis.script import WRAP_TRIGGER, script_scopes
@@ -228,7 +228,7 @@ def initialize(model):
         yield from self._applied_to_a_model_built_here(index)
         for method, node, local in built_then_initialised(index):
             message = (
-                f"`{code_of(node)}` initialises the parameters of `{local}`, a model `{method.name}` built above; "
+                f"`{code_of(node)}` initialises the parameters of `{local}`, a model built {built_where(method, local)}; "
                 f"under `deepspeed.zero.Init` `{local}` was partitioned when its constructor returned, so the writes "
                 "land in empty placeholders and are lost"
             )

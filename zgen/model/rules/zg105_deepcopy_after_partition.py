@@ -8,7 +8,7 @@ from ..analysis.access import COPY, Scope
 from ..analysis.built import calls_on_built_modules
 from ..analysis.effects import DEEPCOPIES
 from ..analysis.flow import flat_of
-from ..analysis.loaded import built_then_copied
+from ..analysis.loaded import built_then_copied, built_where
 from ..analysis.own import child_copies
 from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
@@ -182,7 +182,7 @@ class Decoder(nn.Module):
                     yield self.finding(index, method.snippet, node, message, _HELP)
         for method, node, local in built_then_copied(index):
             message = (
-                f"`{code_of(node)}` copies `{local}`, a model `{method.name}` built above; under "
+                f"`{code_of(node)}` copies `{local}`, a model built {built_where(method, local)}; under "
                 f"`deepspeed.zero.Init` `{local}` is partitioned once its constructor returns, so the copy duplicates "
                 "its placeholders"
             )

@@ -10,7 +10,7 @@ from ..analysis.effects import GRAD_WRITES, GRADS, clipped
 from ..analysis.flow import flat_of
 from ..analysis.grads import gradient_cancelled, gradient_write
 from ..analysis.scopes import param_accesses
-from ..analysis.script import WRAP_TRIGGER, script_scopes
+from ..analysis.script import WRAP_TRIGGER, bound_here, global_models, script_scopes
 from ..program import known
 from ..program.index import ModelIndex
 from ..program.tree import code_of, cst, dotted, walk
@@ -145,10 +145,11 @@ def train(model, cfg, loader):
                 continue
             built = _built_model_clipped(scope, params)
             if built is not None:
+                name, where = built
                 message = (
-                    f"`{code_of(node.func)}` clips `{code_of(params)}` of `{built}`, a model built in this "
-                    f"{'script' if isinstance(scope.node, cst.Module) else 'function'}; trained under ZeRO-3 its "
-                    "gradients are reduce-scattered into partitions: it clips nothing and reports a wrong norm"
+                    f"`{code_of(node.func)}` clips `{code_of(params)}` of `{name}`, a model built {where}; trained "
+                    "under ZeRO-3 its gradients are reduce-scattered into partitions: it clips nothing and reports a "
+                    "wrong norm"
                 )
                 yield self.finding(index, scope.snippet, node, message, _HELP)
         for scope, node, _name, params in _clip_calls(index, _OPTIMIZER_CLIP):
@@ -213,9 +214,10 @@ def _clip_calls(index: ModelIndex, trigger: re.Pattern[str]):
 _CLIP_TRIGGER = re.compile(r"clip_grad_(?:norm|value)_?\(")
 
 
-def _built_model_clipped(scope, params: cst.BaseExpression | None) -> str | None:
+def _built_model_clipped(scope, params: cst.BaseExpression | None) -> tuple[str, str] | None:
     """The model the code built itself whose `.parameters()` a clip is handed (`model.parameters()`,
-    `model.module.parameters()` of a data-parallel wrapper put around it), else None."""
+    `model.module.parameters()` of a data-parallel wrapper put around it), or the script built at its top level and
+    the function uses -> (its name, where it was built), else None."""
     if not (isinstance(params, cst.Call) and isinstance(params.func, cst.Attribute)):
         return None
     if params.func.attr.value != "parameters" or params.args:
@@ -224,7 +226,15 @@ def _built_model_clipped(scope, params: cst.BaseExpression | None) -> str | None
     if isinstance(root, cst.Attribute) and root.attr.value == "module":
         root = root.value
     # (not `lin = torch.nn.Linear(16, 16)`: a layer the function trains itself, no model of the program)
-    return root.value if isinstance(root, cst.Name) and root.value in scope.program_models else None
+    if not isinstance(root, cst.Name):
+        return None
+    if root.value in scope.program_models:
+        return root.value, "in this " + ("script" if isinstance(scope.node, cst.Module) else "function")
+    # `model = MemTransformerLM(...)` at the top of the script, trained by its `train()`: a global it does not bind
+    top = global_models(scope.index).get(root.value) if isinstance(scope.node, cst.FunctionDef) else None
+    if top is None or all(c.startswith("torch.") for c in top) or root.value in bound_here(scope.node, scope.flat):
+        return None
+    return root.value, "at the top of this script"
 
 
 # Text trigger: a gradient clip of what an optimizer holds.

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..analysis.access import STATE, Scope
 from ..analysis.loaded import (
-    built_then_loaded, built_then_pickled, built_then_read, built_then_saved, zoo_weights_loaded,
+    built_then_loaded, built_then_pickled, built_then_read, built_then_saved, built_where, zoo_weights_loaded,
 )
 from ..analysis.moved import child_state_copies
 from ..analysis.own import own_state_calls
@@ -122,7 +122,7 @@ def main(model, cfg):
         for finder, doing, so, help in _BUILT_THEN:
             for method, node, local in finder(index):
                 message = (
-                    f"`{code_of(node)}` {doing.format(local=local)}, a model `{method.name}` built above; under "
+                    f"`{code_of(node)}` {doing.format(local=local)}, a model built {built_where(method, local)}; under "
                     f"`deepspeed.zero.Init` `{local}` is partitioned once its constructor returns, so {so}"
                 )
                 yield self.finding(index, method.snippet, node, message, help)
