@@ -54,7 +54,7 @@ from ..program.members import UNKNOWN_CLASS, Kind, classify, facts_of, has_param
 from ..program.skeleton import FunctionSpan
 from ..program.tree import (
     access_path, body_start, call_name, code_of, cst, dotted, parameter_for, positional_parameters, unwrapped_argument,
-    walk,
+    walk, walk_own,
 )
 from ..program.trigger import Trigger, word_first
 from .access import CHECK, COPY, GRAD, INIT, READ, SIZE, STATE, WRITE, ParamAccess, Reach, Scope, Via
@@ -489,9 +489,12 @@ def _whole_uses(
     listed: dict[str, str] = {name: name for name in lists}  # lists of a held module's parameters -> that module
     clips = _clip_functions(index, cls, flat)  # `self.clip_func = torch.nn.utils.clip_grad_norm_`
     groups: dict[str, str] = {}  # `for group in self.optimizer.param_groups`: group -> its parameters' source
+    getters: set[str] = set()  # `self.getOriginalG` of a method handing back a held model (filled below)
 
     def holds(expr: cst.BaseExpression, whole_only: bool = False) -> str | None:
         name = dotted(expr)
+        if name is None and type(expr) is cst.Call and not expr.args and dotted(expr.func) in getters:
+            return code_of(expr)  # `deepcopy(self.getOriginalG())`: the model the getter hands back
         if name in listed:
             return listed[name]
         if isinstance(expr, (cst.ListComp, cst.GeneratorExp)) and expr.for_in.inner_for_in is None:
@@ -558,6 +561,9 @@ def _whole_uses(
     if cls is not None:  # `@property def unwrapped_model(self): return self.accelerator.unwrap_model(self.model)`
         held |= {f"self.{name}" for name, value in _returning_properties(cls) if _passes_on(index, flat, value, holds)}
         held |= {f"self.{name}" for name in module_properties(index, cls)}  # `def policy(self) -> Policy`
+        getters |= {  # `def getOriginalG(self): return self.netG.module if ... else self.netG`
+            f"self.{name}" for name, values in _getter_methods(cls) if all(_passes_on(index, flat, v, holds) for v in values)
+        }
 
     found = []
     rebound: dict[str, int] = {}  # a held name rebound to something else -> the last node of the new value
@@ -964,6 +970,25 @@ def _returning_properties(cls: ClassInfo) -> list[tuple[str, cst.BaseExpression]
             stmt = body[0].body[0]
             if isinstance(stmt, cst.Return) and stmt.value is not None:
                 found.append((method.name, stmt.value))
+    return found
+
+
+def _getter_methods(cls: ClassInfo) -> list[tuple[str, list[cst.BaseExpression]]]:
+    """(name, every value it returns) of the class's methods taking only `self` that are no properties and return a
+    value on every `return` (`def getOriginalG(self): if isinstance(self.netG, DataParallel): return
+    self.netG.module; return self.netG`)."""
+    found = []
+    for method in cls.all_methods():
+        node = method.node
+        if node is None or "return" not in method.text or "@property" in method.text or method.name.startswith("__"):
+            continue
+        params = node.params
+        if len(params.params) != 1 or params.posonly_params or params.kwonly_params \
+                or isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
+            continue
+        values = [r.value for r in walk_own(node.body) if isinstance(r, cst.Return)]
+        if values and all(v is not None for v in values):
+            found.append((method.name, values))
     return found
 
 
