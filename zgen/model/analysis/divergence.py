@@ -846,6 +846,9 @@ def _count_taint(flat: Flat, taint: Taint, iterable: cst.BaseExpression, counted
             for kind, source in count.items():
                 found.setdefault(kind, source)
         return found
+    if isinstance(walked, cst.Call) and call_name(walked) == "enumerate" and walked.args \
+            and walked.args[0].keyword is None and not walked.args[0].star:
+        return _count_taint(flat, taint, walked.args[0].value, counted)  # as many items as what it numbers
     drawn = drawn_length(flat, walked) if counted else None
     if drawn is not None:  # `for i in np.random.choice(n, k, replace=False)`: `k` items on every rank, which differ
         found = {}
@@ -853,12 +856,62 @@ def _count_taint(flat: Flat, taint: Taint, iterable: cst.BaseExpression, counted
             for kind, source in taint.of(size, direct=True).items():
                 found.setdefault(kind, source)
         return found
+    grown = _grown_length(flat, taint, walked.value, counted) if isinstance(walked, cst.Name) else None
+    if grown is not None:
+        return grown  # `s_list = []` ... `s_list.append(torch.lerp(a, b, psi))`: as long as the appends made it
     found = taint.of(walked, direct=True)
     if RANK not in found:  # `for f in feats[start:end]` for `start = rank * step`: this rank's share, of its own length
         share = _rank_share(flat, taint, iterable)
         if share is not None:
             found = {**found, RANK: share[1]}
     return found
+
+
+def _grown_length(flat: Flat, taint: Taint, name: str, counted: bool) -> dict[str, str] | None:
+    """What the length of a list the function starts empty and only appends to follows: the counts of the loops and
+    the tests around each `name.append(x)`, not what `x` holds (`s_list.append(torch.lerp(s_avg, s, psi))` in loops
+    over settings is as long on every rank, however random its items). None when the list is bound otherwise or
+    more than once, changed any other way, or an append sits in a loop that can leave or skip a step early."""
+    found: dict[str, str] = {}
+    bound = False
+    for node, ctx in flat.nodes:
+        targets, value = targets_of(node)
+        if any(type(target) is cst.Name and target.value == name for target in targets):
+            if bound or type(node) is not cst.Assign or not (type(value) is cst.List and not value.elements):
+                return None
+            bound = True
+            continue
+        if type(node) is not cst.Name or node.value != name:
+            continue
+        parent = flat.parent.get(id(node))
+        if type(parent) is cst.Attribute and parent.value is node and parent.attr.value in _LIST_CHANGES:
+            if parent.attr.value != "append" or type(flat.parent.get(id(parent))) is not cst.Call:
+                return None
+            for loop in ctx.loops:
+                if _leaves_early(loop):
+                    return None
+                counted_by = loop.test if type(loop) is cst.While else loop.iter  # type: ignore[attr-defined]
+                count = taint.of(counted_by, direct=True) if type(loop) is cst.While else \
+                    _count_taint(flat, taint, counted_by, counted)
+                for kind, source in count.items():
+                    found.setdefault(kind, source)
+            for test in ctx.conds:
+                for kind, source in taint.of(test, direct=True).items():
+                    found.setdefault(kind, source)
+        elif type(parent) in (cst.AugAssign, cst.Del, cst.SubscriptElement) or type(parent) is cst.Subscript \
+                and parent.value is node and isinstance(flat.parent.get(id(parent)), (cst.AssignTarget, cst.Del)):
+            return None
+    return found if bound else None
+
+
+# Methods that change a list's length.
+_LIST_CHANGES = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "__iadd__"})
+
+
+def _leaves_early(loop: cst.CSTNode) -> bool:
+    """Can a step of the loop end before its end (`continue`, `break`, `return`, `raise` in its body)?"""
+    body = getattr(loop, "body", None)
+    return body is not None and any(type(n) in (cst.Continue, cst.Break, cst.Return, cst.Raise) for n in walk(body))
 
 
 def _skipped_helper(

@@ -323,6 +323,7 @@ class Taint:
         # the places that hold the rank (or a decision on it) hold it
         placed = _rank_places(self.index, targets, value) if RANK in kinds else None
         as_before = None  # (asked once a test decides: `_bound_as_before`)
+        tested: dict[str, str] = {}  # what the tests around the binding decide on
         for test in ctx.conds if ctx.conds and not _rewrapped(node) else ():
             decides = self.of(test)
             if not decides:
@@ -334,6 +335,17 @@ class Taint:
             for kind, why in decides.items():
                 if kind != HOST:  # (a test of this host's files is not carried: the docstring)
                     kinds.setdefault(kind, why)
+                    tested.setdefault(kind, why)
+        counter, start = _enumerate_counter(node, targets)
+        if counter is not None:
+            # `for i, s in enumerate(s_list)`: `i` counts 0, 1, 2, ... on every rank, whatever the items hold (how
+            # many steps there are is the loop's count, told where the loop runs something), from where it starts
+            counted = dict(tested)
+            for kind, why in self.of(start).items() if start is not None else ():
+                counted.setdefault(kind, why)
+            for name in bound_names(counter) if counted else ():
+                self._taint_name(name, counted, {}, (flat.position.get(id(node), -1), ctx.loops))
+            targets = [cst.Tuple([e for e in targets[0].elements if e.value is not counter])]  # type: ignore[attr-defined]
         if not kinds:
             # `best = broadcast_metric(best)`: from here on agreed; `for module in [g, d]:` after `module` was
             # bound on rank 0 alone: rebound, on every rank, to values every rank holds
@@ -1241,11 +1253,15 @@ class Taint:
         return {k: why for k, why in kinds.items() if k not in drawn or k not in (RANDOM, HOST_RANDOM)}
 
     def _may_bind_none(self, name: str) -> bool:
-        """Does some binding of the local `name` in this function hold `None` (`x = f(h) if coin else None`)?"""
-        for node, _ctx in self._flat.nodes:
+        """Does some binding of the local `name` in this function hold `None` (`x = f(h) if coin else None`)? Not an
+        unconditional `x = None` (a start value, `s_prev = None` before a loop that fills it with drawn tensors):
+        whether it still holds that follows the code's own order, not a draw."""
+        for node, ctx in self._flat.nodes:
             if type(node) in (cst.Assign, cst.AnnAssign):
                 targets, value = targets_of(node)
                 if value is not None and any(name in bound_names(t) for t in targets) and _may_be_none(value):
+                    if type(value) is cst.Name and value.value == "None" and not ctx.conds:
+                        continue
                     return True
         return False
 
@@ -3561,3 +3577,28 @@ def _named_pairs(target: cst.BaseExpression, value: cst.BaseExpression) -> list[
     if not all(isinstance(t, cst.Name) for t, _v in pairs):
         return []
     return [(t.value, v) for t, v in pairs]  # type: ignore[attr-defined]
+
+
+def _enumerate_counter(
+    node: cst.CSTNode, targets: list[cst.CSTNode]
+) -> tuple[cst.BaseExpression | None, cst.BaseExpression | None]:
+    """(the counter a loop over `enumerate(...)` binds, where it starts) (`i` of `for i, (x, y) in
+    enumerate(tqdm(loader))`; `start` of `enumerate(loader, start)`), else (None, None)."""
+    if type(node) not in (cst.For, cst.CompFor) or len(targets) != 1:
+        return None, None
+    target = targets[0]
+    if type(target) not in (cst.Tuple, cst.List) or len(target.elements) != 2:  # type: ignore[attr-defined]
+        return None, None
+    walked = node.iter  # type: ignore[attr-defined]
+    for _ in range(3):  # (`tqdm(enumerate(loader))`: the same pairs, shown)
+        if not isinstance(walked, cst.Call) or not walked.args:
+            return None, None
+        name = (call_name(walked) or "").rsplit(".", 1)[-1]
+        if name == "enumerate":
+            start = next((a.value for a in walked.args[1:] if a.keyword is None or a.keyword.value == "start"), None)
+            return target.elements[0].value, start  # type: ignore[attr-defined]
+        if name not in known.PASS_THROUGH:
+            return None, None
+        walked = walked.args[0].value
+    return None, None
+
