@@ -91,6 +91,8 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
     if isinstance(parent, cst.Subscript) and parent.value is node:
         holder = flat.parent.get(id(parent))
         if isinstance(holder, (cst.AssignTarget, cst.AugAssign)) and holder.target is parent:
+            if _keyed_by_name(parent):
+                return META, '["..."] = ...'  # `group["lr"] = lr`: an entry of a mapping, no tensor is indexed so
             return WRITE, f"{data}[...] = ..."
         view_use, view_detail = usage(index, flat, parent)  # `p[a:b].data.zero_()` writes through a view
         if view_use in (WRITE, INIT):
@@ -140,6 +142,13 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
         if isinstance(parent.comparisons[0].operator, (cst.Is, cst.IsNot)):
             return CHECK, " is None"
     return READ, data
+
+
+def _keyed_by_name(subscript: cst.Subscript) -> bool:
+    """Is the subscript a string key (`group["lr"]`, `d[f"{k}_w"]`): a mapping's entry, never a tensor's items?"""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return False
+    return isinstance(subscript.slice[0].slice.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
 
 
 def _grouped_for_flags(index: ModelIndex, flat: Flat, element: cst.Element) -> bool:

@@ -135,8 +135,31 @@ def facts(index: ModelIndex, cls: ClassInfo) -> ClassFacts:
     for rank, method in enumerate(cls.init_methods):
         if method.owner is cls or method.owner not in cls.local_bases:
             _FactsReader(index, out, method, rank, cls).read()
+    _late_built(index, cls, out)
     _used_as_modules(cls, out)
     return out
+
+
+def _late_built(index: ModelIndex, cls: ClassInfo, out: ClassFacts) -> None:
+    """Members a module class builds in a method its framework runs after construction, not its `__init__`
+    (MMF's `build()`, pix2pixHD's `initialize(opt)`, `setup`, `configure_model`): children all the same, of the
+    classes built there. Added only where `__init__` registered nothing by that name."""
+    constructing = {id(m) for m in cls.init_methods} | {id(m) for m in cls.forward_methods}
+    builders = [
+        m for m in cls.all_methods()
+        if _LATE_BUILDER.fullmatch(m.name) and id(m) not in constructing and "self." in m.text and "=" in m.text
+    ]
+    if not builders:
+        return
+    late = ClassFacts()
+    for rank, method in enumerate(builders, start=len(cls.init_methods)):
+        _FactsReader(index, late, method, rank, cls).read()
+    for name, member in late.members.items():
+        out.members.setdefault(name, member)
+
+
+# Methods a framework runs on a built module to build its children (`build`, `initialize`, `setup`).
+_LATE_BUILDER = re.compile(r"_?(?:build|build_model|build_network|initiali[sz]e|setup|setup_model|configure_model)")
 
 
 def _used_as_modules(cls: ClassInfo, out: ClassFacts) -> None:
