@@ -578,13 +578,16 @@ _CALLER_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in CALLS_FIRST_ARGUME
 
 
 @memoised(cycle={})
-def argument_modules(index: ModelIndex, cls: ClassInfo, name: str) -> dict[str, tuple[str, ...]]:
-    """Parameters of the method `name` that the class's own calls of it (`self.name(...)`) bind to a submodule."""
+def argument_modules(
+    index: ModelIndex, cls: ClassInfo, name: str, used: frozenset[str] | None = None
+) -> dict[str, tuple[str, ...]]:
+    """Parameters of the method `name` that the class's own calls of it (`self.name(...)`) bind to a submodule: of
+    those the method calls, or of `used` (`network` of `save_network(self, network)` saving its state)."""
     method = cls.method(name)
     if method is None or method.node is None:
         return {}
     params = method.node.params
-    names = set(_CALLED_NAME.findall(method.text))
+    names = set(_CALLED_NAME.findall(method.text)) if used is None else used
     called = {  # only parameters the method calls (`unet(x)`, `unet.forward(x)`) are worth reading the callers for
         p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.name.value in names
     } - {"self"}

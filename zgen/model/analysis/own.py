@@ -34,14 +34,14 @@ import re
 from dataclasses import dataclass
 
 from ..program import known
-from ..program.holds import RETURNS_MODULE, averaged_attributes, held_attributes
+from ..program.holds import MOVES, RETURNS_MODULE, averaged_attributes, held_attributes
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, module_mixin, registered_names
 from ..program.members import (
     UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params, member_of, member_param, parameter_container, torch_base,
 )
 from ..program.tree import access_path, call_name, code_of, cst, walk
 from .access import INIT, READ, SIZE, WRITE, ParamAccess, Reach, Via
-from .calls import ModuleCalls
+from .calls import ModuleCalls, argument_modules
 from .effects import (
     CALLS, COMPUTES, DEEPCOPIES, READS, REPARAMETRIZES, STATES, argument_effects, inherited_argument_effects,
     state_keys_only, usage,
@@ -53,7 +53,7 @@ from .persistence import is_persistent, optional_param, persistent_param
 __all__ = [
     "OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "calls_inherited_method", "answering_classes", "TORCH_INITIALISERS",
     "TORCH_LOADERS", "own_state_calls", "child_copies", "uses_self_whole", "package_module_classes", "package_module_methods",
-    "package_definers", "SELF_CALL", "forward_parts_outside", "NOT_USES",
+    "package_definers", "SELF_CALL", "forward_parts_outside", "NOT_USES", "unmoved",
 ]
 
 # `nn.Module`'s methods, which every module inherits, that copy values into every parameter it holds.
@@ -714,7 +714,7 @@ def calls_inherited_method(cls: ClassInfo, text: str) -> bool:
 
 
 # `self.state_dict()` / `self.load_state_dict(` in a method's text: the trigger to parse it.
-_OWN_STATE = re.compile(r"self(?<!\wself)\.(?:\w+\.)?(?:load_|_load_from_|_save_to_)?state_dict\(|save(?<!\wsave)\(\s*self\b|\.(?:save_pretrained|push_to_hub)\(")
+_OWN_STATE = re.compile(r"self(?<!\wself)\.(?:\w+\.)?(?:load_|_load_from_|_save_to_)?state_dict\(|\.(?:load_)?state_dict\(|save(?<!\wsave)\(\s*self\b|\.(?:save_pretrained|push_to_hub)\(")
 _STATE_TEXT = re.compile(r"state_dict\(|save\(|\.save_pretrained\(|\.push_to_hub\(")
 # A module's own saving and loading methods (`save(path)`, `load_checkpoint(path)`), not the state dict API itself.
 _SERIALISER = re.compile(r"^_?(?:save|load)(?:_|$)(?!.*state_dict)")
@@ -768,9 +768,11 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
                     continue
                 if node.func.attr.value not in known.STATE_CALLS:
                     continue
-                receiver = node.func.value
+                receiver = unmoved(node.func.value)  # (`self.netG.cpu().state_dict()`: the child's, moved)
                 if not (isinstance(receiver, cst.Name) and receiver.value == "self"):  # (not `super()` either)
                     child = _built_child(index, cls, receiver) if node.func.attr.value in _CHILD_STATE_CALLS else None
+                    if child is None and node.func.attr.value in _CHILD_STATE_CALLS and isinstance(receiver, cst.Name):
+                        child = _handed_child(index, cls, method, receiver.value)
                     if child is None:
                         continue  # (a built child's state read or loaded: `self.model.state_dict()` in a weight swap)
                     if child == _HANDED and node.func.attr.value == "state_dict" and not _pickles(index, flat):
@@ -872,6 +874,22 @@ def _built_child(index: ModelIndex, cls: ClassInfo, value: cst.BaseExpression) -
         if any(has_params(cls.index, ref) for ref in member.classes):
             return _BUILT
     return _HANDED if value.attr.value in held_attributes(index, cls) else None  # type: ignore[attr-defined]
+
+
+def unmoved(value: cst.BaseExpression) -> cst.BaseExpression:
+    """The module a move hands back (`self.netG` of `self.netG.cpu()`, `net.to(device)`)."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in MOVES:
+        value = value.func.value
+    return value
+
+
+def _handed_child(index: ModelIndex, cls: ClassInfo, method: MethodInfo, name: str) -> str | None:
+    """`_BUILT` when the parameter `name` of `method` is a child the class built, handed by its own calls
+    (`self.save_network(self.netG, "G")` for `def save_network(self, network, label)`), else None."""
+    if method.owner is not cls and method.owner not in cls.mro:
+        return None
+    classes = argument_modules(index, cls, method.name, frozenset({name})).get(name)
+    return _BUILT if classes and any(has_params(cls.index, ref) for ref in classes) else None
 
 
 def _pickles(index: ModelIndex, flat: Flat) -> bool:

@@ -9,7 +9,7 @@ from ..analysis.loaded import (
     built_then_loaded, built_then_pickled, built_then_read, built_then_saved, built_where, zoo_weights_loaded,
 )
 from ..analysis.moved import child_state_copies
-from ..analysis.own import own_state_calls
+from ..analysis.own import own_state_calls, unmoved
 from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
 from ..program import known
@@ -142,8 +142,13 @@ def main(model, cfg):
             yield self.finding(index, snippet, node, message, _ZOO_HELP)
         for method, node in own_state_calls(index):
             verb = _VERB.get(node.func.attr.value)  # type: ignore[union-attr]
-            receiver = node.func.value  # type: ignore[union-attr]
-            whose = f"`{code_of(receiver)}`, a child of the module" if isinstance(receiver, cst.Attribute) else "the module itself"
+            receiver = unmoved(node.func.value)  # type: ignore[union-attr]
+            if isinstance(receiver, cst.Attribute):
+                whose = f"`{code_of(receiver)}`, a child of the module"
+            elif isinstance(receiver, cst.Name) and receiver.value != "self":
+                whose = f"`{receiver.value}`, a child of the module handed to it"
+            else:
+                whose = "the module itself"
             what = f"{verb} the state of {whose}" if verb else "pickles the module object whole"
             message = (
                 f"`{code_of(node)}` {what} in "
