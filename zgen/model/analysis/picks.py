@@ -19,7 +19,8 @@ from typing import Protocol
 from ..program import known
 from ..program.index import ClassInfo
 from ..program.members import facts_of
-from ..program.tree import call_name, code_of, cst, dotted, walk
+from ..program.tree import call_name, code_of, cst, dotted, parameter_for, walk
+from .callables import called_parameters
 from .calls import items_are_modules
 from .flow import Flat, bound_names, loop_items, same_items, targets_of
 from .taint import DATA, HOST_RANDOM, RANK, VALUE_FREE_ATTRS, Taint
@@ -132,12 +133,37 @@ def picked_runs(
             text = func.value if isinstance(func, cst.Name) else None
             if text in items and items[text][1] < at:
                 key, iterated = items[text][0], True
+        runner = func
+        if key is None and (handed := _handed_pick(node, taint.cls, picks, bound, at)) is not None:
+            key, runner = handed  # `self.step(s, net=self.nets[i])`: the method runs the module it is handed
         if key is None or key in seen:
             continue
         seen.add(key)
         expr, is_slice, kind, source = picks[key]
-        out.append(Pick(kind, iterated or is_slice, expr, source, code_of(func), node))
+        out.append(Pick(kind, iterated or is_slice, expr, source, code_of(runner), node))
     return out
+
+
+def _handed_pick(
+    call: cst.Call, cls: ClassInfo | None, picks: dict, bound: dict, at: int
+) -> tuple[int, cst.BaseExpression] | None:
+    """(the pick, the argument) when `call` hands a picked module to a method of the class that calls that parameter
+    (`self.sample_step(state, mem_net=self.mem_nets[i])` with `def sample_step(self, state, mem_net): mem_net(s)`)."""
+    func = call.func
+    if cls is None or not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                           and func.value.value == "self"):
+        return None
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            continue
+        key = _picked(_strip_moves(arg.value), picks, bound, at)
+        if key is None:
+            continue
+        method = cls.inherited_method(func.attr.value)
+        node = method.node if method is not None else None
+        if node is not None and parameter_for(node, call, position) in called_parameters(node):
+            return key, arg.value
+    return None
 
 
 def _walked_key(node: cst.CSTNode, ctx, taint: Taint) -> bool:
