@@ -10,7 +10,7 @@ import re
 from ..program import known
 from ..program.holds import module_arguments, module_like_name
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
-from ..program.members import Kind, class_named, classify, facts_of, has_params
+from ..program.members import Kind, class_named, classify, facts_of, has_params, torch_base
 from ..program.tree import access_path, call_name, cst, dotted, parameter_for, walk
 from .choices import options
 from .effects import module_arg_effects, resolve_function
@@ -218,11 +218,15 @@ def _returns_built_layer(index: ModelIndex, node: cst.FunctionDef) -> bool:
 
 
 def _torch_layer(index: ModelIndex, value: cst.BaseExpression) -> bool:
-    """Is `value` a construction of a torch layer owning parameters (`nn.Linear(i, o)`; not a container)?"""
+    """Is `value` a construction of a torch layer owning parameters (`nn.Linear(i, o)`; not a container), or of a
+    class of the program deriving from one (`conv.Conv1d(c, c, k)` for `class Conv1d(nn.Conv1d)`)?"""
     if not isinstance(value, cst.Call):
         return False
     name = index.qualified_call(value) or ""
-    return known.is_torch_module_class(name) and bool(has_params(index, name))
+    if known.is_torch_module_class(name):
+        return bool(has_params(index, name))
+    found = class_named(index, name) if name[:1].isalpha() else None
+    return found is not None and torch_base(found) is not None
 
 
 def _calls_effect_helper(index: ModelIndex, helpers: re.Pattern[str], text: str, tokens: tuple[str, ...]) -> bool:

@@ -143,7 +143,8 @@ def facts(index: ModelIndex, cls: ClassInfo) -> ClassFacts:
 def _late_built(index: ModelIndex, cls: ClassInfo, out: ClassFacts) -> None:
     """Members a module class builds in a method its framework runs after construction, not its `__init__`
     (MMF's `build()`, pix2pixHD's `initialize(opt)`, `setup`, `configure_model`): children all the same, of the
-    classes built there. Added only where `__init__` registered nothing by that name."""
+    classes built there. Added only where `__init__` registered nothing by that name, and only modules and
+    containers of them."""
     constructing = {id(m) for m in cls.init_methods} | {id(m) for m in cls.forward_methods}
     builders = [
         m for m in cls.all_methods()
@@ -155,7 +156,8 @@ def _late_built(index: ModelIndex, cls: ClassInfo, out: ClassFacts) -> None:
     for rank, method in enumerate(builders, start=len(cls.init_methods)):
         _FactsReader(index, late, method, rank, cls).read()
     for name, member in late.members.items():
-        out.members.setdefault(name, member)
+        if member.kind in (Kind.MODULE, Kind.CONTAINER):  # (a value read there, `self.kwargs.get(k)`, tells nothing)
+            out.members.setdefault(name, member)
 
 
 # Methods a framework runs on a built module to build its children (`build`, `initialize`, `setup`).
