@@ -77,3 +77,24 @@ def test_children_built_after_construction_are_read_as_members():
 
 def test_a_learning_rate_stored_into_parameter_groups_writes_no_parameter():
     assert [f.code for f in check_source("groups.py", GROUPS)] == []
+
+
+HELPED = """
+import torch
+from torch import nn
+
+
+class Captioner(nn.Module):
+    def build(self):
+        self._build_output()
+
+    def _build_output(self):
+        self.classifier = nn.Linear(768, 5000)
+
+    def forward(self, h):
+        return h @ self.classifier.weight.t()
+"""
+
+
+def test_children_a_build_helper_makes_are_members_too():
+    assert [f.code for f in check_source("m4c.py", HELPED)] == ["ZG301"]

@@ -142,14 +142,16 @@ def facts(index: ModelIndex, cls: ClassInfo) -> ClassFacts:
 
 def _late_built(index: ModelIndex, cls: ClassInfo, out: ClassFacts) -> None:
     """Members a module class builds in a method its framework runs after construction, not its `__init__`
-    (MMF's `build()`, pix2pixHD's `initialize(opt)`, `setup`, `configure_model`): children all the same, of the
-    classes built there. Added only where `__init__` registered nothing by that name, and only modules and
-    containers of them."""
+    (MMF's `build()` and the helpers it calls, pix2pixHD's `initialize(opt)`, `setup`, `configure_model`): children
+    all the same, of the classes built there. Added only where `__init__` registered nothing by that name, and only
+    modules and containers of them."""
     constructing = {id(m) for m in cls.init_methods} | {id(m) for m in cls.forward_methods}
-    builders = [
-        m for m in cls.all_methods()
-        if _LATE_BUILDER.fullmatch(m.name) and id(m) not in constructing and "self." in m.text and "=" in m.text
-    ]
+    roots = [m for m in cls.all_methods() if _LATE_BUILDER.fullmatch(m.name) and id(m) not in constructing]
+    builders: list[MethodInfo] = []
+    for root in roots:  # (and the helpers it calls: MMF's `build()` runs `self._build_output()`)
+        for m in cls.reachable(root.name) if root.owner is cls else [root]:
+            if id(m) not in constructing and "self." in m.text and "=" in m.text and m not in builders:
+                builders.append(m)
     if not builders:
         return
     late = ClassFacts()
