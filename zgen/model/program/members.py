@@ -137,7 +137,31 @@ def facts(index: ModelIndex, cls: ClassInfo) -> ClassFacts:
             _FactsReader(index, out, method, rank, cls).read()
     _late_built(index, cls, out)
     _used_as_modules(cls, out)
+    _called_parts_of_arguments(cls, out)
     return out
+
+
+def _called_parts_of_arguments(cls: ClassInfo, out: ClassFacts) -> None:
+    """Members bound to a part of a constructor argument named as modules are (`self.word_embeddings =
+    embeddings.word_embeddings`, MMF's `ModalEmbeddings` sharing BERT's) that the class calls in a forward
+    (`self.word_embeddings(start_token)`): a module of the model it was handed, of a class no file tells."""
+    candidates = [
+        name for name, member in out.members.items()
+        if member.kind == Kind.VALUE and member.call is None and known.module_like_name(name)
+    ]
+    if not candidates:
+        return
+    forward_text = "".join(m.text for m in cls.forward_methods)
+    candidates = [name for name in candidates if f"self.{name}(" in forward_text]
+    if not candidates:
+        return
+    given = {p for method in cls.init_methods if method.node is not None for p in _all_parameters(method.node)}
+    text = "".join(method.text for method in cls.init_methods)
+    for name in candidates:
+        found = re.search(rf"self\.{re.escape(name)}\s*=\s*(\w+)\.(\w+)\s*$", text, re.M)
+        if found and found.group(1) in given and found.group(1) != "self" and known.module_like_name(found.group(2)):
+            member = out.members[name]
+            member.kind, member.classes = Kind.UNKNOWN, (UNKNOWN_CLASS,)
 
 
 def _late_built(index: ModelIndex, cls: ClassInfo, out: ClassFacts) -> None:
