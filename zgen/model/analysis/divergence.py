@@ -872,6 +872,8 @@ def _grown_length(flat: Flat, taint: Taint, name: str, counted: bool) -> dict[st
     the tests around each `name.append(x)`, not what `x` holds (`s_list.append(torch.lerp(s_avg, s, psi))` in loops
     over settings is as long on every rank, however random its items). None when the list is bound otherwise or
     more than once, changed any other way, or an append sits in a loop that can leave or skip a step early."""
+    if name not in _started_empty(flat):
+        return None
     found: dict[str, str] = {}
     bound = False
     for node, ctx in flat.nodes:
@@ -902,6 +904,18 @@ def _grown_length(flat: Flat, taint: Taint, name: str, counted: bool) -> dict[st
                 and parent.value is node and isinstance(flat.parent.get(id(parent)), (cst.AssignTarget, cst.Del)):
             return None
     return found if bound else None
+
+
+def _started_empty(flat: Flat) -> frozenset[str]:
+    """The locals the function binds to an empty list (`s_list = []`), worked out once per function."""
+    found = flat.memo.get("started_empty")
+    if found is None:
+        found = flat.memo["started_empty"] = frozenset(
+            node.targets[0].target.value for node, _ctx in flat.nodes
+            if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name
+            and type(node.value) is cst.List and not node.value.elements
+        )
+    return found
 
 
 # Methods that change a list's length.

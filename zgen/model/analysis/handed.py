@@ -973,14 +973,20 @@ def _returning_properties(cls: ClassInfo) -> list[tuple[str, cst.BaseExpression]
     return found
 
 
+# A `return` of something `self` holds (`return self.netG`, `return getattr(self.net, "module", self.net)`).
+_RETURNS_OWN = re.compile(r"\breturn\b[^\n]*\bself\.")
+
+
 def _getter_methods(cls: ClassInfo) -> list[tuple[str, list[cst.BaseExpression]]]:
     """(name, every value it returns) of the class's methods taking only `self` that are no properties and return a
     value on every `return` (`def getOriginalG(self): if isinstance(self.netG, DataParallel): return
     self.netG.module; return self.netG`)."""
     found = []
     for method in cls.all_methods():
+        if not _RETURNS_OWN.search(method.text) or "@property" in method.text or method.name.startswith("__"):
+            continue  # (read by text first: a getter hands back what `self` holds)
         node = method.node
-        if node is None or "return" not in method.text or "@property" in method.text or method.name.startswith("__"):
+        if node is None:
             continue
         params = node.params
         if len(params.params) != 1 or params.posonly_params or params.kwonly_params \
