@@ -98,3 +98,37 @@ class Captioner(nn.Module):
 
 def test_children_a_build_helper_makes_are_members_too():
     assert [f.code for f in check_source("m4c.py", HELPED)] == ["ZG301"]
+
+
+PARAMETER_DICT = """
+import torch
+from torch import nn
+
+
+class Discretizer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.params_dict = nn.ParameterDict({"bin_centers": nn.Parameter(torch.zeros(4096, 512))})
+
+    def fit(self, actions):
+        self.params_dict["bin_centers"] = actions.mean(0)
+
+    def forward(self, x):
+        return x @ self.params_dict["bin_centers"].t()
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.action_ae = Discretizer()
+
+    def forward(self, x):
+        return self.action_ae(x)
+
+    def fit_action_ae(self, actions):
+        self.action_ae.fit(actions)
+"""
+
+
+def test_an_entry_a_parameter_dict_takes_by_name_is_still_its_parameter():
+    assert "ZG303" in [f.code for f in check_source("bet.py", PARAMETER_DICT)]

@@ -91,8 +91,10 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
     if isinstance(parent, cst.Subscript) and parent.value is node:
         holder = flat.parent.get(id(parent))
         if isinstance(holder, (cst.AssignTarget, cst.AugAssign)) and holder.target is parent:
-            if _keyed_by_name(parent):
-                return META, '["..."] = ...'  # `group["lr"] = lr`: an entry of a mapping, no tensor is indexed so
+            if type(node) is cst.Name and _keyed_by_name(parent):
+                # `group["lr"] = lr` of a local: an entry of a mapping, no tensor is indexed so (not
+                # `self.params_dict["bin_centers"] = c`, a ParameterDict's entry set)
+                return META, '["..."] = ...'
             return WRITE, f"{data}[...] = ..."
         view_use, view_detail = usage(index, flat, parent)  # `p[a:b].data.zero_()` writes through a view
         if view_use in (WRITE, INIT):
