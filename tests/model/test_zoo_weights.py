@@ -51,3 +51,18 @@ def test_pretrained_zoo_builds_are_loads_into_partitioned_models():
 def test_the_message_says_what_is_loaded():
     (first, *_rest) = [f for f in check_source("perceptual.py", PERCEPTUAL) if f.code == "ZG108"]
     assert "pretrained weights" in first.message and "zero.Init" in first.message
+
+
+TORCHVISION_OWN = """
+from torchvision.models._api import Weights
+from torchvision.models._utils import handle_legacy_interface
+
+
+@handle_legacy_interface(weights=("pretrained", Weights.IMAGENET1K_V1))
+def resnet18(*, weights=None, progress=True):
+    return None
+"""
+
+
+def test_a_decorator_of_the_zoos_own_builders_loads_nothing():
+    assert [f.code for f in check_source("torchvision/models/resnet.py", TORCHVISION_OWN)] == []

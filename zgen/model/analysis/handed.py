@@ -562,7 +562,8 @@ def _whole_uses(
         held |= {f"self.{name}" for name, value in _returning_properties(cls) if _passes_on(index, flat, value, holds)}
         held |= {f"self.{name}" for name in module_properties(index, cls)}  # `def policy(self) -> Policy`
         getters |= {  # `def getOriginalG(self): return self.netG.module if ... else self.netG`
-            f"self.{name}" for name, values in _getter_methods(cls) if all(_passes_on(index, flat, v, holds) for v in values)
+            f"self.{name}" for name, values in _getter_methods(cls)
+            if all(_passes_on(index, flat, v, holds) for v in values)
         }
 
     found = []

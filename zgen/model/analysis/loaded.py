@@ -246,8 +246,9 @@ def _built_then(
     layers: bool = True,
 ) -> list[tuple[MethodInfo, cst.Call, str]]:
     """(function, the call, the local) for each call `used` says takes a model the same function built before it (or
-    the module-level code built, used as a global: `_top_models_used`); only functions whose text holds one of `texts` (or that the trigger finds) are read. Without `layers`, a torch
-    layer the function builds on the spot (`probe = nn.Linear(4, 4)`, a helper of its own) is no such model."""
+    the module-level code built, used as a global: `_top_models_used`); only functions whose text holds one of
+    `texts` (or that the trigger finds) are read. Without `layers`, a torch layer the function builds on the spot
+    (`probe = nn.Linear(4, 4)`, a helper of its own) is no such model."""
     found: list[tuple[MethodInfo, cst.Call, str]] = []
 
     def holds(text: str) -> bool:
@@ -330,7 +331,8 @@ def zoo_weights_loaded(index: ModelIndex) -> list[tuple[Snippet, cst.Call]]:
     function or script code: `models.vgg19(pretrained=True)`, `resnet50(weights="DEFAULT")`,
     `models.__dict__[arch](weights=w if pretrained else None)`, `timm.create_model(name, pretrained=True)`. The
     builder loads them into the model after its constructor returned, which under `deepspeed.zero.Init` partitioned
-    it. Not `pretrained=False`, `weights=None`, nor a test guarded for ZeRO-3."""
+    it. Not `pretrained=False`, `weights=None`, a test guarded for ZeRO-3, nor a decorator (torchvision's own
+    `@handle_legacy_interface(weights=("pretrained", ...))` over its builders)."""
     from .script import script_scopes  # (the script scopes read this module's neighbours)
 
     if not _ASKS_FOR_WEIGHTS.search(index.source):
@@ -344,7 +346,7 @@ def zoo_weights_loaded(index: ModelIndex) -> list[tuple[Snippet, cst.Call]]:
             continue
         for node, ctx in flat.nodes:
             if type(node) is cst.Call and id(node) not in seen and not ctx.guarded and _zoo_builder(index, node) \
-                    and _asks_for_weights(node):
+                    and _asks_for_weights(node) and type(flat.parent.get(id(node))) is not cst.Decorator:
                 seen.add(id(node))
                 found.append((snippet, node))
     return found
@@ -360,7 +362,8 @@ def _zoo_builder(index: ModelIndex, call: cst.Call) -> bool:
     `timm.create_model`)?"""
     func = call.func
     zoo = None
-    if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Attribute) and func.value.attr.value == "__dict__":
+    if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Attribute) \
+            and func.value.attr.value == "__dict__":
         zoo = dotted(func.value.value)  # `models.__dict__[arch](...)`
     elif isinstance(func, cst.Call) and dotted(func.func) == "getattr" and func.args:
         zoo = dotted(func.args[0].value)  # `getattr(torchvision.models, name)(...)`

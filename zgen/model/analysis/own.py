@@ -714,7 +714,10 @@ def calls_inherited_method(cls: ClassInfo, text: str) -> bool:
 
 
 # `self.state_dict()` / `self.load_state_dict(` in a method's text: the trigger to parse it.
-_OWN_STATE = re.compile(r"self(?<!\wself)\.(?:\w+\.)?(?:load_|_load_from_|_save_to_)?state_dict\(|\.(?:load_)?state_dict\(|save(?<!\wsave)\(\s*self\b|\.(?:save_pretrained|push_to_hub)\(")
+# (`.state_dict(` of `self`, a child, a moved child or a module a helper is handed)
+_OWN_STATE = re.compile(
+    r"\.(?:load_|_load_from_|_save_to_)?state_dict\(|save(?<!\wsave)\(\s*self\b|\.(?:save_pretrained|push_to_hub)\("
+)
 _STATE_TEXT = re.compile(r"state_dict\(|save\(|\.save_pretrained\(|\.push_to_hub\(")
 # A module's own saving and loading methods (`save(path)`, `load_checkpoint(path)`), not the state dict API itself.
 _SERIALISER = re.compile(r"^_?(?:save|load)(?:_|$)(?!.*state_dict)")

@@ -18,8 +18,9 @@ from typing import Protocol
 
 from ..program import known
 from ..program.holds import (
-    argument_held_models, constructed_models, held_attributes, looked_up_models, model_containers, module_arguments,
-    module_like_name, other_objects_models, averaged_copies, set_up_containers, rebinds_itself, binding_text,
+    annotated_module, argument_held_models, constructed_models, held_attributes, looked_up_models, model_containers,
+    module_arguments, module_like_name, other_objects_models, averaged_copies, set_up_containers, rebinds_itself,
+    binding_text,
 )
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, super_method
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, class_named, classify, facts_of
@@ -128,7 +129,12 @@ class ScriptScope:
         node = self.node
         if isinstance(node, cst.Module):
             node = _as_function(node.body, "__main__")
-        if not isinstance(node, cst.FunctionDef):
+        if not isinstance(node, cst.FunctionDef) or self.owner is not None and (
+            node.name.value == "__init__"
+            or node.returns is not None and annotated_module(self.index, node.returns.annotation)
+        ):
+            # (a plain class's constructor builds its parts, a method annotated to return a module builds that: what
+            # its other methods build, they train)
             return {}
         returned = {
             n.value.value for n, _ctx in self.flat.nodes if type(n) is cst.Return and isinstance(n.value, cst.Name)

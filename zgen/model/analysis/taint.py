@@ -345,7 +345,8 @@ class Taint:
                 counted.setdefault(kind, why)
             for name in bound_names(counter) if counted else ():
                 self._taint_name(name, counted, {}, (flat.position.get(id(node), -1), ctx.loops))
-            targets = [cst.Tuple([e for e in targets[0].elements if e.value is not counter])]  # type: ignore[attr-defined]
+            kept = [e for e in targets[0].elements if e.value is not counter]  # type: ignore[attr-defined]
+            targets = [cst.Tuple(kept)]
         if not kinds:
             # `best = broadcast_metric(best)`: from here on agreed; `for module in [g, d]:` after `module` was
             # bound on rank 0 alone: rebound, on every rank, to values every rank holds

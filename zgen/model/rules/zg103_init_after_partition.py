@@ -228,7 +228,8 @@ def initialize(model):
         yield from self._applied_to_a_model_built_here(index)
         for method, node, local in built_then_initialised(index):
             message = (
-                f"`{code_of(node)}` initialises the parameters of `{local}`, a model built {built_where(method, local)}; "
+                f"`{code_of(node)}` initialises the parameters of `{local}`, a model built "
+                f"{built_where(method, local)}; "
                 f"under `deepspeed.zero.Init` `{local}` was partitioned when its constructor returned, so the writes "
                 "land in empty placeholders and are lost"
             )
