@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass
 
 from ..program import known
-from ..program.holds import MOVES, RETURNS_MODULE, averaged_attributes, held_attributes
+from ..program.holds import RETURNS_MODULE, averaged_attributes, held_attributes, unmoved
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, module_mixin, registered_names
 from ..program.members import (
     UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params, member_of, member_param, parameter_container, torch_base,
@@ -53,7 +53,7 @@ from .persistence import is_persistent, optional_param, persistent_param
 __all__ = [
     "OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "calls_inherited_method", "answering_classes", "TORCH_INITIALISERS",
     "TORCH_LOADERS", "own_state_calls", "child_copies", "uses_self_whole", "package_module_classes", "package_module_methods",
-    "package_definers", "SELF_CALL", "forward_parts_outside", "NOT_USES", "unmoved",
+    "package_definers", "SELF_CALL", "forward_parts_outside", "NOT_USES",
 ]
 
 # `nn.Module`'s methods, which every module inherits, that copy values into every parameter it holds.
@@ -877,13 +877,6 @@ def _built_child(index: ModelIndex, cls: ClassInfo, value: cst.BaseExpression) -
         if any(has_params(cls.index, ref) for ref in member.classes):
             return _BUILT
     return _HANDED if value.attr.value in held_attributes(index, cls) else None  # type: ignore[attr-defined]
-
-
-def unmoved(value: cst.BaseExpression) -> cst.BaseExpression:
-    """The module a move hands back (`self.netG` of `self.netG.cpu()`, `net.to(device)`)."""
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in MOVES:
-        value = value.func.value
-    return value
 
 
 def _handed_child(index: ModelIndex, cls: ClassInfo, method: MethodInfo, name: str) -> str | None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..program import known
+from ..program.holds import unmoved
 from ..program.index import ClassInfo
 from ..program.members import facts_of
 from ..program.tree import call_name, code_of, cst, dotted, parameter_for, walk
@@ -109,7 +110,7 @@ def picked_runs(
             continue
         if type(value) in (cst.ListComp, cst.GeneratorExp):  # `qs = [self.qs[i] for i in draw]`: a list of picks
             value = value.elt
-        key = _picked(_strip_moves(value), picks, bound)
+        key = _picked(unmoved(value, _MOVES), picks, bound)
         if key is None:
             continue
         for target in targets:
@@ -156,7 +157,7 @@ def _handed_pick(
     for position, arg in enumerate(call.args):
         if arg.star:
             continue
-        key = _picked(_strip_moves(arg.value), picks, bound, at)
+        key = _picked(unmoved(arg.value, _MOVES), picks, bound, at)
         if key is None:
             continue
         method = cls.inherited_method(func.attr.value)
@@ -290,13 +291,7 @@ def _input_item_key(node: cst.CSTNode, cls: ClassInfo | None, items: dict[str, s
     return False, DATA, items[key.value.value]
 
 
-def _strip_moves(value: cst.BaseExpression) -> cst.BaseExpression:
-    """`self.experts[k].to(device)`: the same module."""
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _MOVES:
-        value = value.func.value
-    return value
-
-
+# Moves that hand back the picked module (`self.experts[k].to(device)`: `holds.unmoved`).
 _MOVES = frozenset({"to", "cuda", "cpu", "train", "eval", "requires_grad_", "float", "half", "bfloat16"})
 
 

@@ -41,7 +41,7 @@ __all__ = [
     "module_arguments", "may_have_module_arguments", "held_attributes", "model_containers", "held_paths", "container_elements", "averaged_attributes", "averaged_copies", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
     "RETURNS_MODULE", "held_path_classes", "constructed_models", "module_container_arguments", "may_have_module_containers",
     "value_holds", "averager", "looked_up_models", "argument_held_models", "unwraps_itself", "rebinds_itself", "MOVES",
-    "wraps_itself", "built_from_class_value",
+    "wraps_itself", "built_from_class_value", "unmoved",
     "binding_text", "patched_forward",
 ]
 
@@ -814,11 +814,17 @@ def looked_up_models(index: ModelIndex, function: cst.FunctionDef) -> frozenset[
     return frozenset(n for n in found if bound[n] == 1)
 
 
+def unmoved(value: cst.BaseExpression, moves: frozenset[str] = MOVES) -> cst.BaseExpression:
+    """The module a chain of moves hands back (`self.netG` of `self.netG.cpu()`, `net` of `net.to(device).eval()`)."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in moves:
+        value = value.func.value
+    return value
+
+
 def _unwrapped_model(value: cst.BaseExpression) -> bool:
     """Is `value` the `.module` of an engine or wrapper (`engine.module`, `engines["model"].module.cpu()`), moved or
     not?"""
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in MOVES:
-        value = value.func.value
+    value = unmoved(value)
     return isinstance(value, cst.Attribute) and value.attr.value == "module" and isinstance(
         value.value, (cst.Name, cst.Subscript)
     )  # (not `dep.target.module`, a graph node's)

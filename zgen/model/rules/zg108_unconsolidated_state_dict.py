@@ -9,10 +9,11 @@ from ..analysis.loaded import (
     built_then_loaded, built_then_pickled, built_then_read, built_then_saved, built_where, zoo_weights_loaded,
 )
 from ..analysis.moved import child_state_copies
-from ..analysis.own import own_state_calls, unmoved
+from ..analysis.own import own_state_calls
 from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
 from ..program import known
+from ..program.holds import unmoved
 from ..program.index import ModelIndex
 from ..program.tree import code_of, cst
 from .rule import Report, Rule
