@@ -435,8 +435,8 @@ _NONFINITE_CALLS = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isnegin
 # text trigger; the taint of the test decides).
 OWN_VALUE_RAISE_TEXT = re.compile(
     r"\b(?:isnan|isinf|isfinite)\(|\b([\w.]+) != \1\b"
-    r"|^[ \t]*(?:el)?if\b[^\n]*(?:\.|\btorch\.)(?:any|all)\([^\n]*:[ \t]*\n(?:[^\n]*\n)?[ \t]*raise\b"
-    r"|^[ \t]*(?:el)?if\b[^\n]*(?:[=<>] ?-?\d|\b\d[\d.e-]* ?[=<>!])[^\n]*:[ \t]*\n(?:[^\n]*\n)?[ \t]*raise\b",
+    r"|^[ \t]*(?:el)?if\b[^\n]*(?:\.|\btorch\.)(?:any|all)\([^\n]*:[ \t]*\n(?:[^\n]*\n)?[ \t]*(?:raise\b|(?:sys\.)?exit\()"
+    r"|^[ \t]*(?:el)?if\b[^\n]*(?:[=<>] ?-?\d|\b\d[\d.e-]* ?[=<>!])[^\n]*:[ \t]*\n(?:[^\n]*\n)?[ \t]*(?:raise\b|(?:sys\.)?exit\()",
     re.M,
 )
 
@@ -444,7 +444,7 @@ OWN_VALUE_RAISE_TEXT = re.compile(
 def own_value_raise_text(text: str) -> bool:
     """The text pre-filter of a stop on this rank's own value: a `raise` or an `assert`, then the pattern (the
     literal first: the pattern tries every `if` line of a file)."""
-    return ("raise" in text or "assert" in text) and OWN_VALUE_RAISE_TEXT.search(text) is not None
+    return ("raise" in text or "assert" in text or "exit(" in text) and OWN_VALUE_RAISE_TEXT.search(text) is not None
 
 
 def _value_reduction(call: cst.Call) -> bool:
@@ -461,8 +461,8 @@ def _own_value_raises(flat: Flat, taint) -> list[OwnRaise]:
     for node, ctx in flat.nodes:
         if type(node) is cst.Assert:
             test, stop = node.test, node
-        elif type(node) is cst.Raise and ctx.conds:
-            test, stop = ctx.conds[-1], node
+        elif (type(node) is cst.Raise or type(node) is cst.Call and _exits_process(node)) and ctx.conds:
+            test, stop = ctx.conds[-1], node  # (`sys.exit(1)` as a `raise`: the process leaves)
         else:
             continue
         # (the test that governs the stop, or one around it that counts what the stop tests: `if not
@@ -475,7 +475,7 @@ def _own_value_raises(flat: Flat, taint) -> list[OwnRaise]:
             if type(n) is cst.Call and (call_name(n) or "").rsplit(".", 1)[-1] in _NONFINITE_CALLS
         ]
         calls += [n for t in governing for n in walk(t) if _self_unequal(n)]  # `if loss != loss:`, the NaN idiom
-        if not calls and type(node) is cst.Raise:  # `if not has_separator.all(): raise`: a test of the batch's values
+        if not calls and type(node) is not cst.Assert:  # `if not has_separator.all(): raise`: a test of the batch's values
             # or of one number the rank computed against a constant (`if valid == 0.0: raise`, `if loss > 1e4: raise`)
             calls = [n for n in walk(test) if type(n) is cst.Call and _value_reduction(n)]
             if calls and not any(kind == DATA and not taint.extent_only(source) for kind, source in taint.of(test).items()):
@@ -490,6 +490,14 @@ def _own_value_raises(flat: Flat, taint) -> list[OwnRaise]:
             continue
         found.append(OwnRaise(test, stop, code_of(calls[0]), pending))
     return found
+
+
+def _exits_process(call: cst.Call) -> bool:
+    """`sys.exit(1)`, `exit()`, `quit()`, `os._exit(1)`: the process leaves, as an uncaught `raise` makes it."""
+    return dotted(call.func) in _PROCESS_EXITS
+
+
+_PROCESS_EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit"})
 
 
 @dataclass(frozen=True)

@@ -1383,7 +1383,7 @@ def _initialiser_by_name(index: ModelIndex, call: cst.Call, name: str | None) ->
     `trunc_normal_init(self.proj, std=.02)`, `default_init_weights(self.body, 0.1)`: OpenMMLab's and others'
     weight initialisers): it initialises that argument. Not `bias_init_with_prob(0.01)`, nor `init_process_group`.
     One named for loading a checkpoint into the module handed first (`load_checkpoint(self.teacher, path)`,
-    mmengine's) loads its state."""
+    mmengine's), or safetensors' `load_model` / `save_model`, loads or saves its state."""
     if not name or name.startswith(".") or not call.args or call.args[0].keyword is not None or call.args[0].star:
         return []
     head, last = name.partition(".")[0], name.rsplit(".", 1)[-1]
@@ -1405,9 +1405,9 @@ def _initialiser_by_name(index: ModelIndex, call: cst.Call, name: str | None) ->
     if last in _REMOVES_PARAMETRIZATION and module.startswith("torch.nn.utils"):
         # `remove_weight_norm(conv)`: the weight recomputed from its parts and registered anew
         return [(0, frozenset({WRITE}))]
-    return [(0, frozenset({STATES}))] if _LOADER_NAME.fullmatch(last) else []
-
-
+    if _LOADER_NAME.fullmatch(last) or index.qualify(name) in known.STATE_LOADERS | known.STATE_SAVERS:
+        return [(0, frozenset({STATES}))]
+    return []
 # torch's removals of a re-parametrisation, which fold the parts back into one new weight.
 _REMOVES_PARAMETRIZATION = frozenset({"remove_weight_norm", "remove_spectral_norm", "remove_parametrizations"})
 # A library function's name saying it initialises the module it is handed (`normal_init`, `kaiming_init`,

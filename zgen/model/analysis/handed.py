@@ -167,6 +167,7 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
     handed += _module_code_uses(index)
     built += _module_code_built(index)
     handed += _self_whole_uses(index)
+    handed += _own_parameters_handed_on(index)
     handed += provenance_accesses(index, _provenance_entries(index))
     return handed, built
 
@@ -281,6 +282,84 @@ def _built_handed_on(index: ModelIndex, scope: ScriptScope) -> list[ParamAccess]
                 snippet=scope.snippet, order=flat.position.get(id(node), 0), given=True, effect=effect,
             ))
     return found
+
+
+def _own_parameters_handed_on(index: ModelIndex) -> list[ParamAccess]:
+    """A module handing its parameters, or a child's, to a function or a plain object's method of another file of the
+    program that reads or writes their values (`self.ema = ExponentialMovingAverage(self.backbone.parameters())` in
+    `__init__` once the backbone was built, `self.ema.update(itertools.chain(self.backbone.parameters(), ...))` in a
+    method the training loop runs): the helper, read in its own file, meets placeholders. Reported at the call; a
+    helper of this file is judged in its body."""
+    found: list[ParamAccess] = []
+    for cls in index.module_classes():
+        if "parameters()" not in cls.text:
+            continue
+        members = facts_of(cls).members
+        entry = {id(m) for m in cls.entry_methods}
+        for rank, method in [(-1, m) for m in cls.entry_methods] + list(enumerate(cls.init_methods)):
+            if method.owner is not cls or "parameters()" not in method.text or _runs_guarded(cls, method.span):
+                continue
+            scope = function_scope(index, method.span)
+            if scope is None or not isinstance(scope.node, cst.FunctionDef):
+                continue
+            flat = scope.flat
+            for node, ctx in flat.nodes:
+                if type(node) is not cst.Call or ctx.guarded or not node.args:
+                    continue
+                name = call_name(node)
+                if not name or name.startswith(".") or name.startswith("self.") and name.count(".") == 1:
+                    continue  # (its own methods: `own_helper_effects`)
+                handed_on = []
+                for position, done in argument_effects(index, flat, node):
+                    effect = next((e for e in WHOLE_ORDER if e in done and e in (READS, WRITE)), "")
+                    owner = _parameters_listed(index, node.args[position].value, members) if effect else None
+                    if owner is None or id(method) not in entry and not _built_before(members, owner, rank, method,
+                                                                                      node):
+                        continue
+                    handed_on.append((WHOLE_ORDER.index(effect), WHOLE_USE[effect], owner, effect))
+                if not handed_on:
+                    continue
+                found_at = resolve_function(index, flat, name)
+                if found_at is None or found_at[0] is index:
+                    continue  # (a helper of this file: judged in its body, `Scope.HANDED`)
+                _rank, use, owner, effect = min(handed_on, key=lambda h: h[0])
+                found.append(ParamAccess(
+                    node, ctx, use, "", Via(Reach.MODULE, name), owner=owner, scope=Scope.HANDED,
+                    where=method.name, snippet=scope.snippet, order=flat.position.get(id(node), 0), given=True,
+                    effect=effect,
+                ))
+    return found
+
+
+def _parameters_listed(index: ModelIndex, value: cst.BaseExpression, members: dict) -> str | None:
+    """`self.backbone` for `self.backbone.parameters()` of a child with parameters (`list(...)` of it, or one of the
+    iterables `itertools.chain(...)` joins), `self` for `self.parameters()`, else None."""
+    if type(value) is cst.Call and (call_name(value) or "").rsplit(".", 1)[-1] in ("list", "tuple", "chain"):
+        for arg in value.args:
+            owner = _parameters_listed(index, arg.value, members)
+            if owner is not None:
+                return owner
+        return None
+    if not (type(value) is cst.Call and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value == "parameters" and not value.args):
+        return None
+    path = dotted(value.func.value)
+    if path == "self":
+        return path
+    member = members.get(path[5:]) if path and path.startswith("self.") and path.count(".") == 1 else None
+    if member is None or member.kind not in (Kind.MODULE, Kind.CONTAINER):
+        return None
+    return path if any(has_params(index, c) is not False for c in member.classes) else None
+
+
+def _built_before(members: dict, owner: str, rank: int, method, node: cst.CSTNode) -> bool:
+    """In the `rank`-th of a class's `__init__` methods, was the child `owner` (`self` for all of them) built, and
+    so partitioned, before `node`?"""
+    at = (rank, method.order.get(id(node), 0))
+    if owner == "self":
+        return any(m.kind in (Kind.MODULE, Kind.CONTAINER) and m.order < at for m in members.values())
+    member = members.get(owner[5:])
+    return member is not None and member.order < at
 
 
 def _module_code_built(index: ModelIndex) -> list[ParamAccess]:
@@ -403,13 +482,13 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> Trigger:
              r"save(?<!\wsave)\(", HANDED_PATH_TEXT, r"param_groups(?<!\wparam_groups)\b",
              _INITIALISER_METHOD_TEXT, r"\.(?:save_pretrained|push_to_hub)\(",
              r"(?:remove_weight_norm|remove_spectral_norm|remove_parametrizations)\(",
-             r"\.(?:modules|children)\(\)"]  # (word first: trigger.py)
+             r"\.(?:modules|children)\(\)", r"(?:save|load)_model\("]  # (word first: trigger.py)
     names = sorted(known.AVERAGER_NAMES)
     # what each word needs literally: the regex runs only over a text holding one
     literals = ["deepcopy(", "state_dict(", "clip_grad", "_to_vector(", "_to_parameters(", "reset_parameters(", "save(",
                 "param_groups", "update_parameters(", "update_moving_average(", ".init", "._init", ".reinit", "._reinit",
                 ".reset", "._reset", "rereset", "save_pretrained(", "remove_weight_norm(", "remove_spectral_norm(",
-                "remove_parametrizations(", ".modules()", ".children()",
+                "remove_parametrizations(", ".modules()", ".children()", "save_model(", "load_model(",
                 "push_to_hub(", *MODULE_WORDS, *names]
     words += [re.escape(name) + r"\(" for name in names]  # (sorted: the same pattern text in every process)
     # a model argument handed to a helper: `clone_via(model)`, `count_parameters(net)`, also in a plain class's

@@ -26,7 +26,7 @@ from ..program import known
 from ..program.holds import averager, config_like, constructed_models, looked_up_models, module_like_name, wraps_itself
 from ..program.index import MethodInfo, ModelIndex, Snippet, memoised
 from ..program.members import class_named
-from ..program.tree import cst, dotted, walk
+from ..program.tree import code_of, cst, dotted, walk
 from .flow import Flat, flat_of
 from .access import INIT, WRITE
 from .effects import argument_effects, returns_argument, state_keys_only
@@ -40,7 +40,7 @@ __all__ = [
 @memoised
 def built_then_loaded(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]]:
     """(function, the `load_state_dict` call, the local) for each load into a model the same function built."""
-    return _built_then(index, (".load_state_dict(",), _loaded)
+    return _built_then(index, (".load_state_dict(", "load_model(", "load_checkpoint_in_model("), _loaded)
 
 
 @memoised
@@ -55,14 +55,19 @@ def built_then_read(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]]
 def built_then_saved(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]]:
     """(function, the `state_dict()` call, the local) for each state dict of a model the same function built, handed
     on whole (`torch.save({"model": model.state_dict()}, p)`, `best = copy.deepcopy(model.state_dict())`,
-    `ema.load_state_dict(model.state_dict())`): its tensors are placeholders. Not one read for its keys alone
+    `ema.load_state_dict(model.state_dict())`) or one entry read (`decoder.state_dict()[key]`): its tensors are
+    placeholders. Not one read for its keys alone
     (`effects.state_keys_only`), nor walked item by item (`built_then_read` tells those)."""
-    found = []
+    found = [  # `save_model(model, path)` of safetensors: the state dict taken inside
+        (method, node, local) for method, node, local in _built_then(
+            index, ("save_model(",), lambda index, node: _handed_first(index, node, known.STATE_SAVERS), layers=False)
+    ]
     for method, node, local in _built_then(index, (".state_dict()",), _state_whole, layers=False):
         flat = flat_of(method)
         parent = flat.parent.get(id(node)) if flat is not None else None
         handed = isinstance(parent, (cst.Arg, cst.DictElement, cst.Element)) and not state_keys_only(flat, node)
-        if handed or _bound_then_read(flat, parent):
+        entry = type(parent) is cst.Subscript and parent.value is node  # `decoder.state_dict()[name]`: one tensor
+        if handed or entry or _bound_then_read(flat, parent):
             found.append((method, node, local))
     return found
 
@@ -190,9 +195,16 @@ _COPY_TEXTS = ("deepcopy(", *sorted(name + "(" for name in known.AVERAGER_NAMES)
 
 
 def _loaded(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
-    """The model `node` loads a state into (`model.load_state_dict(sd)`)."""
+    """The model `node` loads a state into (`model.load_state_dict(sd)`, safetensors' `load_model(model, path)`)."""
     if isinstance(node.func, cst.Attribute) and node.func.attr.value == "load_state_dict":
         return node.func.value
+    return _handed_first(index, node, known.STATE_LOADERS)
+
+
+def _handed_first(index: ModelIndex, node: cst.Call, functions: frozenset[str]) -> cst.BaseExpression | None:
+    """The module `node` hands first to one of the library `functions` (`save_model(model, path)`), else None."""
+    if node.args and node.args[0].keyword is None and not node.args[0].star and index.qualified_call(node) in functions:
+        return node.args[0].value
     return None
 
 
@@ -282,6 +294,7 @@ def _built_then(
                     # (from the end of the binding: not a call in its own value, `model = copy.deepcopy(model)`)
                     end = max(flat.position.get(id(n), 0) for n in walk(node.value))
                     first.setdefault(node.targets[0].target.value, end)
+        _add_stand_ins(flat, first)
         for node, ctx in flat.nodes:
             if type(node) is not cst.Call or ctx.guarded:
                 continue
@@ -290,11 +303,48 @@ def _built_then(
                 continue
             while isinstance(target, cst.Call) and returns_argument(index, flat, target):
                 target = target.args[0].value  # `unwrap(model).load_state_dict(sd)`: the model handed back
+            if isinstance(target, (cst.List, cst.Tuple)):  # `torch.save([model, criterion, optimizer], f)`
+                target = next((e.value for e in target.elements if type(e.value) is cst.Name and e.value.value in first
+                               and first[e.value.value] < flat.position[id(node)]), None)
             if not isinstance(target, cst.Name):
                 continue
             if target.value in first and first[target.value] < flat.position[id(node)]:
                 found.append((method, node, target.value))
     return found
+
+
+def _add_stand_ins(flat: Flat, first: dict[str, int]) -> None:
+    """Add to `first` (a built model's local -> flat position from which it holds it) each local bound after that
+    to the same model or to its parameters, and to nothing else: `model_without_ddp = model`, `net = model.module`, `model_params =
+    list(model_without_ddp.parameters())` (what `copy.deepcopy` or `torch.save` then takes is placeholders too)."""
+    if not first:
+        return
+    bindings: dict[str, list[cst.Assign]] = {}
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
+            bindings.setdefault(node.targets[0].target.value, []).append(node)
+    for name, assigns in bindings.items():
+        held = {_stands_for(a.value) for a in assigns}  # (`m = model` ... `m = model.module`: the same model)
+        if name in first or len(held) != 1:
+            continue
+        model = held.pop()
+        at = flat.position.get(id(assigns[0]))
+        if model in first and at is not None and first[model] < at:
+            first[name] = at
+
+
+def _stands_for(value: cst.BaseExpression) -> str | None:
+    """The local whose model `value` is or whose parameters it lists: `model`, `model.module`,
+    `model.parameters()`, `list(model.parameters())`, else None."""
+    if type(value) is cst.Call and type(value.func) is cst.Name and value.func.value in ("list", "tuple") \
+            and len(value.args) == 1:
+        value = value.args[0].value
+    if type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value == "parameters" \
+            and not value.args:
+        value = value.func.value
+    if type(value) is cst.Attribute and value.attr.value == "module":
+        value = value.value
+    return value.value if type(value) is cst.Name else None
 
 
 def built_where(method: MethodInfo, local: str) -> str:
@@ -306,6 +356,12 @@ def built_where(method: MethodInfo, local: str) -> str:
 
         if local not in bound_here(method.node, flat):
             return "at the top of this script"
+        for node, _ctx in flat.nodes:  # a stand-in `_add_stand_ins` added: say for which model
+            if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name \
+                    and node.targets[0].target.value == local and (held := _stands_for(node.value)) not in (None, local):
+                listed = "parameters(" in code_of(node.value)
+                return f"in `{method.name}` above (" + (
+                    f"`{local}` lists the parameters of `{held}`)" if listed else f"as `{held}`)")
     return f"in `{method.name}` above"
 
 

@@ -241,10 +241,14 @@ class ScriptScope:
         `model = accelerator.unwrap_model(self.model)`, `module = runner.model`) -> its classes."""
         found: dict[str, tuple[str, ...]] = {}
         for node, _ctx in self.flat.nodes:
-            if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
-                    and isinstance(node.value, (cst.Call, cst.Attribute)):  # (`module = runner.model`)
-                classes = self.held.get(_holder_text(node.value) or "")
-                if classes is not None:
+            if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                value = node.value
+                # (`module = runner.model`; `decoder = self.decoder.module if multi_gpu else self.decoder`, either
+                # way the same model)
+                options = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
+                held = {self.held.get(_holder_text(v) or "") if isinstance(v, (cst.Call, cst.Attribute)) else None
+                        for v in options}
+                if len(held) == 1 and (classes := held.pop()) is not None:
                     found.setdefault(node.targets[0].target.value, classes)
         return {name: classes for name, classes in found.items() if name in self.bound_once}
 

@@ -193,6 +193,8 @@ class Taint:
         if self.agreed:
             for name, at in _read_back(flat, self.agreed).items():
                 self.agreed.setdefault(name, at)
+            for name, at in _carried_on(flat, self.agreed).items():
+                self.agreed.setdefault(name, at)
         # (the nodes taint flows through: bindings and calls; the rest of the function's nodes hand nothing on)
         moving = [(node, ctx) for node, ctx in flat.nodes if type(node) in _moves()]
         local = {  # names this function binds itself (not `self`, not an imported module)
@@ -1714,7 +1716,8 @@ _RANK_WORD_TEXT = re.compile(known.RANK_TEXT)
 # Words without which a caller hands no value that differs per rank (a text trigger, before any parse; a batch
 # size handed to a helper is left out: most callers read shapes).
 _PER_RANK_HINT = re.compile(
-    r"rank|rand|random|uniform|bernoulli|multinomial|choice|shuffle|unique|nonzero|argwhere|masked_select|bincount"
+    r"rank|master|main_process|rand|random|uniform|bernoulli|multinomial|choice|shuffle|unique|nonzero|argwhere"
+    r"|masked_select|bincount"
     r"|\.items\(|\.keys\(|\.item\(|\.any\(|\.all\(|where\(|time|perf_counter|monotonic"
 )
 
@@ -2327,9 +2330,36 @@ def rank_trigger(index: ModelIndex, base):
         name for name, span in skeleton.functions.items()
         if _RANK_WORD.search(text := skeleton.text(span.start, span.end)) and "return" in text
     ]
-    if not names:
-        return base
-    return _Either(base, re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, names)) + r")\s*\("))
+    if names:
+        base = _Either(base, re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, names)) + r")\s*\("))
+    handed = _rank_handed_methods(index)
+    if handed:  # `def evaluate_mt(self, ..., eval_bleu)`: its test names no rank, its caller's argument does
+        base = _Either(base, re.compile(r"def[ \t]+(?:" + "|".join(map(re.escape, handed)) + r")\("))
+    return base
+
+
+@memoised
+def _rank_handed_methods(index: ModelIndex) -> tuple[str, ...]:
+    """Methods a method of a class of the file calls on `self` with an argument that names the rank or a local
+    assigned from it on the call's line (`eval_bleu = params.eval_bleu and params.is_master` then
+    `self.evaluate_mt(scores, eval_bleu)`), read from the text: `handed_parameters` tells which parameter."""
+    found: list[str] = []
+    for cls in index.classes.values():
+        if not _RANK_WORD.search(cls.text):
+            continue
+        for method in cls.all_methods():
+            text = method.text
+            if "self." not in text or not _RANK_WORD.search(text):
+                continue
+            ranked = {name for name, value in _ASSIGNED_FROM.findall(text) if _RANK_WORD.search(value)}
+            for name, args in _SELF_CALL_LINE.findall(text):
+                if name not in found and (_RANK_WORD.search(args) or ranked & set(_WORD.findall(args))):
+                    found.append(name)
+    return tuple(found)
+
+
+# `self.evaluate(x, flag)`: the method a line calls on `self`, and the rest of the line.
+_SELF_CALL_LINE = re.compile(r"self(?<!\wself)\.(\w+)\(([^\n]*)")
 
 
 @memoised(cycle=False)
@@ -3515,6 +3545,36 @@ def _rewrapped(node: cst.CSTNode) -> bool:
         return False
     first = value.args[0].value
     return passes_items(value) and isinstance(first, cst.Name) and first.value == node.targets[0].target.value
+
+
+def _carried_on(flat: Flat, agreed: dict[str, int]) -> dict[str, int]:
+    """Locals bound once, after a collective made a local the same on every rank, to that local's number as it
+    stands (`dist.all_reduce(loss)` ... `loss_value = loss.item()`, `float(loss)`): the same on every rank too ->
+    where they are bound."""
+    bindings: dict[str, list[cst.Assign]] = {}
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Assign:
+            for target in node.targets:
+                for name in bound_names(target.target):
+                    bindings.setdefault(name, []).append(node)
+    found: dict[str, int] = {}
+    for name, assigns in bindings.items():
+        if name in agreed or len(assigns) != 1 or len(assigns[0].targets) != 1:
+            continue
+        value = assigns[0].value
+        while True:
+            if type(value) is cst.Call and isinstance(value.func, cst.Attribute) and not value.args \
+                    and value.func.attr.value in ("item", "float", "cpu", "detach", "clone"):
+                value = value.func.value
+            elif type(value) is cst.Call and type(value.func) is cst.Name and value.func.value in ("float", "int") \
+                    and len(value.args) == 1:
+                value = value.args[0].value
+            else:
+                break
+        at = flat.position.get(id(assigns[0]), 0)
+        if type(value) is cst.Name and value.value in agreed and agreed[value.value] < at:
+            found[name] = at
+    return found
 
 
 def _read_back(flat: Flat, agreed: dict[str, int]) -> dict[str, int]:

@@ -535,7 +535,11 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
     found: dict[str, cst.Call] = {}
     builders: dict[str, tuple[ModelIndex, ClassInfo]] = {}  # `asm = Assembler(d)`: locals bound to plain objects
     class_defaults = _class_defaults(function)
+    imported_by_name: set[str] = set()  # `model = importlib.import_module(args.model)`
     for node in walk(function.body):
+        if type(node) is cst.Assign and isinstance(node.value, cst.Call) and isinstance(node.targets[0].target, cst.Name) \
+                and (call_name(node.value) or "").rsplit(".", 1)[-1] == "import_module":
+            imported_by_name.add(node.targets[0].target.value)
         if isinstance(node, cst.AnnAssign) and isinstance(node.value, cst.Call):
             target = node.target  # `model: nn.Module = GPT(vocab_size=v).cuda()`
             named = class_named(index, dotted(node.annotation.annotation) or "")
@@ -568,6 +572,9 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
         while isinstance(made.func, cst.Attribute) and made.func.attr.value in MOVES and \
                 isinstance(made.func.value, cst.Call):
             made = made.func.value  # `QNetwork(env).to(device)`: the module built, moved
+        wrapped = _data_parallel_around(index, made)
+        if wrapped is not None:
+            made = wrapped  # `model = nn.DataParallel(RAFT(args))`: the model built, wrapped as it was
         if isinstance(made.func, cst.Name) and (default := class_defaults.get(made.func.value)) is not None:
             made = made.with_changes(func=default)  # `ac = actor_critic(o, a)` for `actor_critic=core.MLPActorCritic`
         callee = dotted(made.func)
@@ -593,12 +600,36 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
             # (`lm = AutoModel.from_pretrained(path)`, `model = timm.create_model(name)`: a library's model of a
             # class no file tells, built under `zero.Init` where the library sets it up)
             zoo = known.model_zoo_function(index.qualify(callee))  # `torchvision.models.resnet50()`
-            library = last in known.MODEL_BUILDERS or last == "from_pretrained" or zoo
+            # (`classifier = model.get_model(num_class)` of a module `importlib` imported by name: a builder's
+            # name, handed what to build; not `trainer.get_model()`, which hands back the model it holds)
+            library = last in known.MODEL_BUILDERS or last == "from_pretrained" or zoo or last == "get_model" \
+                and bool(made.args)
+            if kind == Kind.VALUE and library and callee.count(".") == 1 and \
+                    callee.split(".", 1)[0] in imported_by_name:
+                kind = Kind.UNKNOWN  # a function of a module imported by name: of a class no file tells
             built = built or kind == Kind.UNKNOWN and library and not _NOT_A_MODEL_LOCAL.search(target.value)
             # (not `optimizer = construct_class_by_name(...)`)
+        built = built or wrapped is not None  # (a data-parallel wrapper holds a model, whatever its class)
         if built:
-            found.setdefault(target.value, node.value)  # the first construction (a later branch may build again)
+            # the first construction (a later branch may build again)
+            found.setdefault(target.value, made if wrapped is not None else node.value)
     return found
+
+
+def _data_parallel_around(index: ModelIndex, value: cst.Call) -> cst.Call | None:
+    """The construction a data-parallel wrapper is built around (`nn.DataParallel(RAFT(args), device_ids=ids)`, `DDP(
+    Net().cuda())`), the moves after it skipped, else None: the wrapper holds that model, partitioned when built."""
+    name = index.qualified_call(value) or ""
+    if name.rsplit(".", 1)[-1] not in _DATA_PARALLEL or not value.args or value.args[0].keyword is not None:
+        return None
+    inner = value.args[0].value
+    while isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value in MOVES \
+            and isinstance(inner.func.value, cst.Call):
+        inner = inner.func.value
+    return inner if isinstance(inner, cst.Call) else None
+
+
+_DATA_PARALLEL = frozenset({"DataParallel", "DistributedDataParallel"})
 
 
 def _moved_with_state(function: cst.FunctionDef, name: str) -> bool:
@@ -1311,16 +1342,14 @@ def _bound_to_model_getter(func: cst.FunctionDef, name: str) -> bool:
 
 
 def _called_and_switched(cls: ClassInfo) -> list[str]:
-    """Attributes `self.X` that a method of `cls` calls (`self.model(obs)`) or loads a state into
-    (`self.model.load_state_dict(sd)`), and one switches between training and evaluation (`self.model.eval()`): a
+    """Attributes `self.X` that a method of `cls` switches between training and evaluation (`self.model.eval()`)
+    and that are named as modules are (`self.decoder = trainer.decoder`), or that a method calls (`self.q(obs)`): a
     module, whatever built it (`self.model = self.network.build(cfg)`). An optimizer with modes (schedule-free) is
     never called and loads no state beside a switch; a callable of settings has no modes."""
     methods = cls.all_methods()
     switched = {name for m in methods for name in _SWITCHED.findall(m.text) if not config_like(name)}
-    called: list[str] = [  # (named as modules are: a schedule-free optimizer switches modes and loads states too)
-        name for name in sorted(switched)
-        if module_like_name(name) and any(f"self.{name}.load_state_dict(" in m.text for m in methods)
-    ]
+    # (named as modules are, `self.decoder.eval()`: a schedule-free optimizer switches modes and loads states too)
+    called: list[str] = [name for name in sorted(switched) if module_like_name(name)]
     for method in methods:
         if not any(f"self.{name}(" in method.text for name in switched) or method.node is None:
             continue

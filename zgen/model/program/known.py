@@ -334,6 +334,12 @@ MODEL_BUILDERS = _NamedBy(
     r"|construct_class_by_name"
 )
 MODEL_BUILDERS_QUALIFIED = frozenset({"torch.hub.load"})
+# Library functions that load a file into the module handed first (`load_model(model, "model.safetensors")`), or
+# save its state to one (safetensors' `load_file` / `save_file` take tensors, not a module).
+STATE_LOADERS = frozenset({
+    "safetensors.torch.load_model", "accelerate.load_checkpoint_in_model", "accelerate.utils.load_checkpoint_in_model",
+})
+STATE_SAVERS = frozenset({"safetensors.torch.save_model"})
 # Modules whose `load` reads a file into plain values (`torch.load(path)`, `json.load(f)`), not a model.
 FILE_READERS = frozenset({
     "torch", "json", "yaml", "pickle", "np", "numpy", "joblib", "dill", "cloudpickle", "safetensors", "toml", "tomllib",

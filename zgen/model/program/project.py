@@ -463,25 +463,31 @@ def _script_directory(path: str, root: str) -> str | None:
 
 
 def _added_to_path(path: str) -> tuple[str, ...]:
-    """Directories a script puts on `sys.path` relative to itself before its imports
+    """Directories a script puts on `sys.path` before its imports, relative to itself
     (`sys.path.append(os.path.join(os.path.dirname(__file__), ".."))`, `sys.path.insert(0,
-    str(Path(__file__).parent.parent))`): its imports are found there too. Read from the file's head."""
+    str(Path(__file__).parent.parent))`, `sys.path.append(os.path.join(ROOT_DIR, "models"))`) or to the directory it
+    runs from, its own (`sys.path.append("core")`): its imports are found there too. Read from the file's head; a
+    directory that does not exist is left out."""
     try:
         with open(path, "rb") as f:
             head = f.read(_HEAD_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return ()
-    if "sys.path" not in head or "__file__" not in head:
+    if "sys.path" not in head:
         return ()
+    here = os.path.dirname(os.path.abspath(path))
     found = []
     for call in _PATH_ADDED.findall(head):
-        if "__file__" not in call:
-            continue
-        ups = call.count("'..'") + call.count('".."') + max(call.count("dirname(") - 1, 0) + max(
-            call.count(".parent") - 1, 0)
-        directory = os.path.dirname(os.path.abspath(path))
-        for _ in range(ups):
-            directory = os.path.dirname(directory)
+        base = here
+        if "__file__" in call:
+            for _ in range(max(call.count("dirname(") - 1, 0) + max(call.count(".parent") - 1, 0)):
+                base = os.path.dirname(base)
+        # (the literal parts joined on: `".."`, `"core"`; a name such as `ROOT_DIR` read as the script's directory)
+        directory = os.path.normpath(os.path.join(base, *_STRING.findall(call)))
+        if not os.path.isdir(directory):
+            if "__file__" not in call:
+                continue
+            directory = base
         if directory not in found:
             found.append(directory)
     return tuple(found)
@@ -490,6 +496,8 @@ def _added_to_path(path: str) -> tuple[str, ...]:
 _HEAD_BYTES = 8192
 # `sys.path.append(...)` / `sys.path.insert(0, ...)` on one line
 _PATH_ADDED = re.compile(r"sys\.path\.(?:append|insert)\(([^\n]*)\)")
+# A string literal of such a call (`"core"`, `'..'`).
+_STRING = re.compile(r"""["']([^"'\n]*)["']""")
 
 
 def _project_roots(top: str, package: str, levels: int = 5) -> tuple[str, ...]:

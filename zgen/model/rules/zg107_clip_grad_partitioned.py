@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 from ..analysis.access import GRAD, ParamAccess, Scope
 from ..analysis.effects import GRAD_WRITES, GRADS, clipped
-from ..analysis.flow import flat_of
+from ..analysis.flow import flat_of, targets_of
 from ..analysis.grads import gradient_cancelled, gradient_write
 from ..analysis.scopes import param_accesses
-from ..analysis.script import WRAP_TRIGGER, bound_here, global_models, script_scopes
+from ..analysis.script import WRAP_TRIGGER, bound_here, global_models, module_code_scope, script_scopes
 from ..program import known
 from ..program.index import ModelIndex
 from ..program.tree import code_of, cst, dotted, walk
@@ -218,6 +218,8 @@ def _built_model_clipped(scope, params: cst.BaseExpression | None) -> tuple[str,
     """The model the code built itself whose `.parameters()` a clip is handed (`model.parameters()`,
     `model.module.parameters()` of a data-parallel wrapper put around it), or the script built at its top level and
     the function uses -> (its name, where it was built), else None."""
+    if isinstance(params, cst.Name):
+        return _built_model_listed(scope, params.value)
     if not (isinstance(params, cst.Call) and isinstance(params.func, cst.Attribute)):
         return None
     if params.func.attr.value != "parameters" or params.args:
@@ -235,6 +237,27 @@ def _built_model_clipped(scope, params: cst.BaseExpression | None) -> tuple[str,
     if top is None or all(c.startswith("torch.") for c in top) or root.value in bound_here(scope.node, scope.flat):
         return None
     return root.value, "at the top of this script"
+
+
+def _built_model_listed(scope, name: str) -> tuple[str, str] | None:
+    """A local or global `name` bound once to a list that holds the `.parameters()` of a model the code built
+    (`params = list(model.parameters()) + list(criterion.parameters())` at the top of a script whose `train()`
+    clips `params`) -> (that model's name, where it was built), else None."""
+    home = scope
+    if isinstance(scope.node, cst.FunctionDef) and name not in bound_here(scope.node, scope.flat):
+        home = module_code_scope(scope.index, True)  # a global the function reads
+    if home is None:
+        return None
+    values = [value for node, _ctx in home.flat.nodes for targets, value in (targets_of(node),)
+              if value is not None and any(type(t) is cst.Name and t.value == name for t in targets)]
+    if len(values) != 1:
+        return None
+    for node in walk(values[0]):
+        if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == "parameters":
+            built = _built_model_clipped(home, node)
+            if built is not None:
+                return built if home is scope else (built[0], "at the top of this script")
+    return None
 
 
 # Text trigger: a gradient clip of what an optimizer holds.

@@ -56,7 +56,7 @@ class _LoopExit:
             return True  # `if not torch.isfinite(loss).all(): return` before `loss.backward()`
         if "except" in text and (_OWN_FAILURE_TEXT.search(text) or _EXHAUSTED_TEXT.search(text)):
             return True  # `except RuntimeError as e: if "out of memory" in str(e): return None`, `except StopIteration:`
-        if ("raise" in text or "assert" in text) and OWN_VALUE_RAISE_TEXT.search(text):
+        if ("raise" in text or "assert" in text or "exit(" in text) and OWN_VALUE_RAISE_TEXT.search(text):
             return True  # `if torch.isnan(loss): raise NanException`, `assert torch.isfinite(loss)`
         if "break" in text or "while" in text:
             if re.search(r"(?m)^[ \t]*(?:break|while)\b", text):

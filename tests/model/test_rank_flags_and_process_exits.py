@@ -1,0 +1,64 @@
+"""An evaluator that holds the trainer's models (`self.decoder = trainer.decoder`, switched with `.eval()`), hands a
+flag computed from the rank to the method that generates, and runs the model through a local bound either way to the
+same model; and a training loop leaving the process (`sys.exit(1)`) on this rank's own non-finite loss."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.model.package_check import found
+
+EVALUATOR = '''
+class Evaluator:
+    def __init__(self, trainer, params):
+        self.params = params
+        self.decoder = trainer.decoder
+
+    def run_all_evals(self, data):
+        params = self.params
+        for split in ("valid", "test"):
+            eval_bleu = params.eval_bleu and {flag}
+            self.evaluate_mt(data[split], eval_bleu)
+
+    def evaluate_mt(self, batches, eval_bleu):
+        self.decoder.eval()
+        decoder = self.decoder.module if self.params.multi_gpu else self.decoder
+        for x in batches:
+            if eval_bleu:
+                decoder.generate(x, max_len=20)
+'''
+
+
+def test_a_rank_flag_handed_to_the_method_that_runs_the_held_model(tmp_path: Path) -> None:
+    path = tmp_path / "evaluator.py"
+    path.write_text(EVALUATOR.format(flag="params.is_master"))
+    assert found(path, "ZG2") == [("ZG201", 17)]
+    path.write_text(EVALUATOR.format(flag="params.beam_size == 1"))  # a setting: the same on every rank
+    assert found(path, "ZG2") == []
+
+
+LOOP = '''
+import math
+import sys
+
+import torch.distributed as dist
+
+
+def train_one_epoch(model, loader, optimizer):
+    for x, labels in loader:
+        loss = model(x, labels)
+        {agree}loss_value = loss.item()
+        if not math.isfinite(loss_value):
+            print("Loss is {{}}, stopping training".format(loss_value))
+            sys.exit(1)
+        loss.backward()
+        optimizer.step()
+'''
+
+
+def test_leaving_the_process_on_this_ranks_own_loss(tmp_path: Path) -> None:
+    path = tmp_path / "engine.py"
+    path.write_text(LOOP.format(agree=""))
+    assert found(path, "ZG2") == [("ZG204", 12)]
+    path.write_text(LOOP.format(agree="dist.all_reduce(loss)\n        "))  # every rank tests the same number
+    assert found(path, "ZG2") == []
