@@ -103,3 +103,40 @@ def test_a_childs_parameters_handed_to_another_files_helper_are_reported_at_the_
 
 def test_parameters_handed_before_any_child_was_built_or_of_a_local_layer_are_not(tmp_path: Path) -> None:
     assert found_in_package(tmp_path, {"ema.py": EMA, "probe.py": SAFE}, "probe.py", prefix="ZG1") == []
+
+
+REGULARIZE = '''
+import torch
+
+
+def embedded_dropout(embed, words, dropout=0.1):
+    mask = embed.weight.new_empty((embed.weight.size(0), 1)).bernoulli_(1 - dropout)
+    return torch.nn.functional.embedding(words, mask * embed.weight, embed.padding_idx)
+
+
+def padded(embed, words):
+    return words.masked_fill(words == embed.padding_idx, 0)
+'''
+
+LM = '''
+from torch import nn
+
+from .regularize import embedded_dropout, padded
+
+
+class RNNModel(nn.Module):
+    def __init__(self, ntoken, ninp):
+        super().__init__()
+        self.encoder = nn.Embedding(ntoken, ninp)
+        self.decoder = nn.Linear(ninp, ntoken)
+
+    def forward(self, words):
+        emb = embedded_dropout(self.encoder, padded(self.encoder, words))
+        return self.decoder(emb)
+'''
+
+
+def test_a_child_handed_in_forward_to_another_files_function_computing_with_its_weight(tmp_path: Path) -> None:
+    # `padded` reads only the table's `padding_idx`, a setting: no parameter
+    found = found_in_package(tmp_path, {"regularize.py": REGULARIZE, "lm.py": LM}, "lm.py", prefix="ZG3")
+    assert found == [("ZG301", 14)]

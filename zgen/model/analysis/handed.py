@@ -309,14 +309,16 @@ def _own_parameters_handed_on(index: ModelIndex) -> list[ParamAccess]:
                 name = call_name(node)
                 if not name or name.startswith(".") or name.startswith("self.") and name.count(".") == 1:
                     continue  # (its own methods: `own_helper_effects`)
+                owners = {  # argument position -> whose parameters it lists, partitioned by then
+                    position: owner for position, arg in enumerate(node.args)
+                    if (owner := _parameters_listed(index, arg.value, members)) is not None
+                    and (id(method) in entry or _built_before(members, owner, rank, method, node))
+                }
                 handed_on = []
-                for position, done in argument_effects(index, flat, node):
+                for position, done in argument_effects(index, flat, node) if owners else ():
                     effect = next((e for e in WHOLE_ORDER if e in done and e in (READS, WRITE)), "")
-                    owner = _parameters_listed(index, node.args[position].value, members) if effect else None
-                    if owner is None or id(method) not in entry and not _built_before(members, owner, rank, method,
-                                                                                      node):
-                        continue
-                    handed_on.append((WHOLE_ORDER.index(effect), WHOLE_USE[effect], owner, effect))
+                    if effect and position in owners:
+                        handed_on.append((WHOLE_ORDER.index(effect), WHOLE_USE[effect], owners[position], effect))
                 if not handed_on:
                     continue
                 found_at = resolve_function(index, flat, name)

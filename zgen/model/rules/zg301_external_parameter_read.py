@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from zgen.findings import Severity
 
 from ..analysis.by_hand import hand_runs
+from ..analysis.effects import COMPUTES, argument_effects, resolve_function
+from ..analysis.flow import flat_of
+from ..analysis.persistence import member_gathers, persistent_param
 from ..analysis.access import GUARD, READ, ParamAccess, Reach, Scope
 from ..analysis.calls import handed_read
 from ..analysis.params import accesses
 from ..analysis.scopes import inherited_walks, param_accesses
 from ..analysis.typed_reads import typed_reads
-from ..program.index import ModelIndex
-from ..program.members import facts_of
-from ..program.tree import code_of
+from ..program import known
+from ..program.index import MethodInfo, ModelIndex
+from ..program.members import Kind, facts_of
+from ..program.tree import call_name, code_of, cst, dotted
 from .rule import Report, Rule
 
 
@@ -38,7 +43,9 @@ class ExternalParameterRead(Rule):
     read (`vit: VisionTransformer`: a wrapper that runs the ViT's parts one
     by one and adds `self.vit.pos_embed` reads it ungathered), also from a
     method that a base class in another file calls (`preprocess` ->
-    `add_pos_embed`). A child whose class cannot be read (its package is not
+    `add_pos_embed`). A child handed in forward to a function of another
+    file of the program that computes with its weight
+    (`embedded_dropout(self.encoder, words)`) is reported at that call. A child whose class cannot be read (its package is not
     installed) is not assumed to own what it holds: `self.vit.pos_embed` may
     be a buffer; install the package so that its class is read. A function
     outside the model classes handed a module and a tensor input that
@@ -236,6 +243,13 @@ class Vit(nn.Module):
                 "must fetch each on access, blocking and outside the prefetch schedule"
             )
             yield self.finding(index, method.snippet, call, message, _HELP)
+        for method, call, child, param, helper in _children_handed_on(index):
+            message = (
+                f"`{code_of(call, limit=60)}` hands `{child}` to `{helper}()` of another file, which computes with "
+                f"its parameter `{param}` without `{child}` running; no hook of `{child}` gathers it, so ZeRO-3 must "
+                "fetch it on access, blocking and outside the prefetch schedule"
+            )
+            yield self.finding(index, method.snippet, call, message, _HAND_HELP)
         for run in hand_runs(index):
             if run.patched:
                 message = (
@@ -281,6 +295,71 @@ def _message(access: ParamAccess) -> str:
         f"`{what}` is a parameter of submodule `{access.owner}`, read outside `{access.owner}`'s forward; ZeRO-3 "
         "must fetch it on access, blocking and outside the prefetch schedule"
     )
+
+
+def _children_handed_on(index: ModelIndex) -> Iterator[tuple[MethodInfo, cst.Call, str, str, str]]:
+    """(method, call, child, parameter, helper) for each call in a forward (and what it runs) handing a child
+    module to a function of another file of the program that computes with one of the child's parameters, large
+    enough to be partitioned (`embedded_dropout(self.encoder, words)` computing with `embed.weight`): no hook of the
+    child runs, and the helper's own lines are in its file. A helper of this file is judged in its body."""
+    if not _HANDS_CHILD_ON.search(index.source):
+        return
+    for cls in index.module_classes():
+        members = facts_of(cls).members
+        for method in cls.forward_methods:
+            if method.index is not index or not _HANDS_CHILD_ON.search(method.text):
+                continue
+            flat = flat_of(method)
+            for node, ctx in flat.nodes if flat is not None else ():
+                if type(node) is not cst.Call or ctx.guarded or not node.args:
+                    continue
+                name = call_name(node)
+                if not name or name.startswith(("self.", ".")):
+                    continue
+                handed = {}  # argument position -> (the child's path, its member)
+                for position, arg in enumerate(node.args):
+                    path = dotted(arg.value) or ""
+                    member = members.get(path[5:]) if path.startswith("self.") and path.count(".") == 1 else None
+                    if member is not None and member.kind == Kind.MODULE and member_gathers(index, member):
+                        handed[position] = (path, member)
+                found = resolve_function(index, flat, name) if handed else None
+                if found is None or found[0] is index:
+                    continue
+                for position, done in argument_effects(index, flat, node, calls=True):
+                    if position not in handed:
+                        continue
+                    path, member = handed[position]
+                    computed = [e[len(COMPUTES):].split(".", 1)[0] for e in done if e.startswith(COMPUTES)]
+                    param = next((p for p in computed if _partitioned_param(index, member, p)), None)
+                    if param is not None and f"{path[5:]}.{param}" not in facts_of(cls).external:
+                        yield method, node, path, param, name
+                        break
+
+
+def _partitioned_param(index: ModelIndex, member, name: str) -> bool:
+    """Is `name` a parameter the child `member`'s class registers that ZeRO-3 does not keep gathered (a torch
+    layer's weight, not its bias or a norm's)?"""
+    for ref in member.classes:
+        last = ref.rsplit(".", 1)[-1]
+        if known.is_torch_module_class(ref):
+            if name in known.TORCH_PARAMS.get(last, ()) and not name.startswith("bias") and last not in known.NORMS:
+                return True
+        elif name in _own_parameters(index, ref) and not persistent_param(index, ref, name):
+            return True
+    return False
+
+
+def _own_parameters(index: ModelIndex, ref: str) -> frozenset[str]:
+    """The parameters a class of the program registers on itself, by name."""
+    local = index.classes.get(ref)
+    found = (index, local) if local is not None else index.external(ref)
+    if found is None:
+        return frozenset()
+    return frozenset(n for n, m in facts_of(found[1]).members.items() if m.kind == Kind.PARAM)
+
+
+# `embedded_dropout(self.encoder, words)`: a child handed to a function (a plain name first: word first, trigger.py).
+_HANDS_CHILD_ON = re.compile(r"(?<![\w.])[a-z_]\w*\(\s*self\.\w+\s*[,)]")
 
 
 def _registered(index: ModelIndex, access: ParamAccess) -> bool:
