@@ -62,3 +62,41 @@ def test_leaving_the_process_on_this_ranks_own_loss(tmp_path: Path) -> None:
     assert found(path, "ZG2") == [("ZG204", 12)]
     path.write_text(LOOP.format(agree="dist.all_reduce(loss)\n        "))  # every rank tests the same number
     assert found(path, "ZG2") == []
+
+
+REDUCED = '''
+import math
+import sys
+
+import torch
+import torch.distributed as dist
+
+
+def reduce_dict(losses):
+    names = sorted(losses.keys())
+    values = torch.stack([losses[k] for k in names])
+    dist.all_reduce(values)
+    return {k: v for k, v in zip(names, values / dist.get_world_size())}
+
+
+def train_one_epoch(model, criterion, loader, optimizer):
+    weight_dict = criterion.weight_dict
+    for x, targets in loader:
+        loss_dict = criterion(model(x), targets)
+        losses = sum(loss_dict[k] * weight_dict[k] for k in loss_dict)
+        loss_dict_reduced = reduce_dict(loss_dict)
+        scaled = {k: v * weight_dict[k] for k, v in loss_dict_reduced.items() if k in weight_dict}
+        loss_value = sum(scaled.values()).item()
+        if not math.isfinite(loss_value):
+            sys.exit(1)
+        losses.backward()
+        optimizer.step()
+'''
+
+
+def test_a_loss_read_off_what_every_rank_reduced_is_the_same_on_every_rank(tmp_path: Path) -> None:
+    path = tmp_path / "engine.py"
+    path.write_text(REDUCED)  # (DETR's engine: the exit tests the all-reduced losses)
+    assert found(path, "ZG2") == []
+    path.write_text(REDUCED.replace("sum(scaled.values()).item()", "losses.item()"))
+    assert found(path, "ZG2") == [("ZG204", 24)]

@@ -3548,33 +3548,45 @@ def _rewrapped(node: cst.CSTNode) -> bool:
 
 
 def _carried_on(flat: Flat, agreed: dict[str, int]) -> dict[str, int]:
-    """Locals bound once, after a collective made a local the same on every rank, to that local's number as it
-    stands (`dist.all_reduce(loss)` ... `loss_value = loss.item()`, `float(loss)`): the same on every rank too ->
-    where they are bound."""
-    bindings: dict[str, list[cst.Assign]] = {}
+    """Locals bound once, after a collective made a local the same on every rank, to what is computed from it and
+    from nothing another call handed back (`dist.all_reduce(loss)` ... `loss_value = loss.item()`; DETR's
+    `reduced = utils.reduce_dict(losses)`, `scaled = {k: v * weight_dict[k] for k, v in reduced.items()}`, `total =
+    sum(scaled.values())`, `loss_value = total.item()`): the same on every rank too -> where they are bound."""
+    bindings: dict[str, list[cst.CSTNode]] = {}
     for node, _ctx in flat.nodes:
-        if type(node) is cst.Assign:
-            for target in node.targets:
-                for name in bound_names(target.target):
-                    bindings.setdefault(name, []).append(node)
+        targets, _value = targets_of(node)
+        for target in targets:
+            for name in bound_names(target):
+                bindings.setdefault(name, []).append(node)
+    # (what a call handed back, other than the collectives' results: a model's output, a loss, a drawn number)
+    called = {name for name, nodes in bindings.items()
+              if any(type(n) is cst.Assign and type(n.value) is cst.Call for n in nodes)}
     found: dict[str, int] = {}
-    for name, assigns in bindings.items():
-        if name in agreed or len(assigns) != 1 or len(assigns[0].targets) != 1:
-            continue
-        value = assigns[0].value
-        while True:
-            if type(value) is cst.Call and isinstance(value.func, cst.Attribute) and not value.args \
-                    and value.func.attr.value in ("item", "float", "cpu", "detach", "clone"):
-                value = value.func.value
-            elif type(value) is cst.Call and type(value.func) is cst.Name and value.func.value in ("float", "int") \
-                    and len(value.args) == 1:
-                value = value.args[0].value
-            else:
-                break
-        at = flat.position.get(id(assigns[0]), 0)
-        if type(value) is cst.Name and value.value in agreed and agreed[value.value] < at:
-            found[name] = at
+    known = dict(agreed)
+    changed = True
+    while changed:
+        changed = False
+        for name, nodes in bindings.items():
+            if name in known or len(nodes) != 1 or type(nodes[0]) is not cst.Assign or len(nodes[0].targets) != 1:
+                continue
+            at = flat.position.get(id(nodes[0]), 0)
+            value = nodes[0].value
+            inner = {n for t in (value,) for n in _comprehension_targets(t)}
+            read = {n.value for n in walk(value) if type(n) is cst.Name} - inner - _NUMBER_BUILTINS
+            if any(r in known and known[r] < at for r in read) and not any(
+                    r in called and r not in known for r in read):
+                known[name] = found[name] = at
+                changed = True
     return found
+
+
+def _comprehension_targets(value: cst.CSTNode) -> set[str]:
+    """The names the comprehensions of `value` bind (`k`, `v` of `for k, v in d.items()`)."""
+    return {name for n in walk(value) if type(n) is cst.CompFor for name in bound_names(n.target)}
+
+
+# Builtins a number read off an agreed value goes through (`sum(d.values())`, `float(x)`).
+_NUMBER_BUILTINS = frozenset({"sum", "float", "int", "len", "max", "min", "abs", "round", "list", "dict", "tuple"})
 
 
 def _read_back(flat: Flat, agreed: dict[str, int]) -> dict[str, int]:
