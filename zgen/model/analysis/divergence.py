@@ -433,10 +433,12 @@ _NONFINITE_CALLS = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isnegin
 # ... or a raise on any test of the batch's values reduced to one (`if not (ids == sep).any(1).all(): raise`) or of
 # a value against a number (`if valid == 0.0: raise`), its `if` line followed by the `raise` within two lines (the
 # text trigger; the taint of the test decides).
+# A `raise`, or a call leaving the process (`sys.exit(1)`).
+_STOPS = r"(?:raise\b|(?:sys\.)?exit\()"
 OWN_VALUE_RAISE_TEXT = re.compile(
     r"\b(?:isnan|isinf|isfinite)\(|\b([\w.]+) != \1\b"
-    r"|^[ \t]*(?:el)?if\b[^\n]*(?:\.|\btorch\.)(?:any|all)\([^\n]*:[ \t]*\n(?:[^\n]*\n)?[ \t]*(?:raise\b|(?:sys\.)?exit\()"
-    r"|^[ \t]*(?:el)?if\b[^\n]*(?:[=<>] ?-?\d|\b\d[\d.e-]* ?[=<>!])[^\n]*:[ \t]*\n(?:[^\n]*\n)?[ \t]*(?:raise\b|(?:sys\.)?exit\()",
+    r"|^[ \t]*(?:el)?if\b[^\n]*(?:\.|\btorch\.)(?:any|all)\([^\n]*:[ \t]*\n(?:[^\n]*\n)?[ \t]*" + _STOPS
+    + r"|^[ \t]*(?:el)?if\b[^\n]*(?:[=<>] ?-?\d|\b\d[\d.e-]* ?[=<>!])[^\n]*:[ \t]*\n(?:[^\n]*\n)?[ \t]*" + _STOPS,
     re.M,
 )
 
@@ -475,7 +477,7 @@ def _own_value_raises(flat: Flat, taint) -> list[OwnRaise]:
             if type(n) is cst.Call and (call_name(n) or "").rsplit(".", 1)[-1] in _NONFINITE_CALLS
         ]
         calls += [n for t in governing for n in walk(t) if _self_unequal(n)]  # `if loss != loss:`, the NaN idiom
-        if not calls and type(node) is not cst.Assert:  # `if not has_separator.all(): raise`: a test of the batch's values
+        if not calls and type(node) is not cst.Assert:  # `if not has_separator.all(): raise`: a test of the batch's
             # or of one number the rank computed against a constant (`if valid == 0.0: raise`, `if loss > 1e4: raise`)
             calls = [n for n in walk(test) if type(n) is cst.Call and _value_reduction(n)]
             if calls and not any(kind == DATA and not taint.extent_only(source) for kind, source in taint.of(test).items()):

@@ -48,9 +48,9 @@ from ..program.holds import (
     module_arguments, module_container_arguments, other_objects_models, registered_models, trainer_module,
     wraps_itself,
 )
-from ..program.index import INIT_NAME, ClassInfo, ModelIndex, entry_name, memoised
+from ..program.index import INIT_NAME, ClassInfo, MethodInfo, ModelIndex, entry_name, memoised
 from ..program.keyed import reads_keyed_model
-from ..program.members import UNKNOWN_CLASS, Kind, classify, facts_of, has_params
+from ..program.members import UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params
 from ..program.skeleton import FunctionSpan
 from ..program.tree import (
     access_path, body_start, call_name, code_of, cst, dotted, parameter_for, positional_parameters, unwrapped_argument,
@@ -333,7 +333,7 @@ def _own_parameters_handed_on(index: ModelIndex) -> list[ParamAccess]:
     return found
 
 
-def _parameters_listed(index: ModelIndex, value: cst.BaseExpression, members: dict) -> str | None:
+def _parameters_listed(index: ModelIndex, value: cst.BaseExpression, members: dict[str, Member]) -> str | None:
     """`self.backbone` for `self.backbone.parameters()` of a child with parameters (`list(...)` of it, or one of the
     iterables `itertools.chain(...)` joins), `self` for `self.parameters()`, else None."""
     if type(value) is cst.Call and (call_name(value) or "").rsplit(".", 1)[-1] in ("list", "tuple", "chain"):
@@ -354,7 +354,7 @@ def _parameters_listed(index: ModelIndex, value: cst.BaseExpression, members: di
     return path if any(has_params(index, c) is not False for c in member.classes) else None
 
 
-def _built_before(members: dict, owner: str, rank: int, method, node: cst.CSTNode) -> bool:
+def _built_before(members: dict[str, Member], owner: str, rank: int, method: MethodInfo, node: cst.CSTNode) -> bool:
     """In the `rank`-th of a class's `__init__` methods, was the child `owner` (`self` for all of them) built, and
     so partitioned, before `node`?"""
     at = (rank, method.order.get(id(node), 0))

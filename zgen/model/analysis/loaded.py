@@ -315,8 +315,9 @@ def _built_then(
 
 def _add_stand_ins(flat: Flat, first: dict[str, int]) -> None:
     """Add to `first` (a built model's local -> flat position from which it holds it) each local bound after that
-    to the same model or to its parameters, and to nothing else: `model_without_ddp = model`, `net = model.module`, `model_params =
-    list(model_without_ddp.parameters())` (what `copy.deepcopy` or `torch.save` then takes is placeholders too)."""
+    to the same model or to its parameters, and to nothing else: `model_without_ddp = model`, `net = model.module`,
+    `model_params = list(model_without_ddp.parameters())` (what `copy.deepcopy` or `torch.save` then takes is
+    placeholders too)."""
     if not first:
         return
     bindings: dict[str, list[cst.Assign]] = {}
@@ -358,7 +359,8 @@ def built_where(method: MethodInfo, local: str) -> str:
             return "at the top of this script"
         for node, _ctx in flat.nodes:  # a stand-in `_add_stand_ins` added: say for which model
             if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name \
-                    and node.targets[0].target.value == local and (held := _stands_for(node.value)) not in (None, local):
+                    and node.targets[0].target.value == local \
+                    and (held := _stands_for(node.value)) not in (None, local):
                 listed = "parameters(" in code_of(node.value)
                 return f"in `{method.name}` above (" + (
                     f"`{local}` lists the parameters of `{held}`)" if listed else f"as `{held}`)")

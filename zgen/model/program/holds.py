@@ -537,7 +537,8 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
     class_defaults = _class_defaults(function)
     imported_by_name: set[str] = set()  # `model = importlib.import_module(args.model)`
     for node in walk(function.body):
-        if type(node) is cst.Assign and isinstance(node.value, cst.Call) and isinstance(node.targets[0].target, cst.Name) \
+        if type(node) is cst.Assign and isinstance(node.value, cst.Call) \
+                and isinstance(node.targets[0].target, cst.Name) \
                 and (call_name(node.value) or "").rsplit(".", 1)[-1] == "import_module":
             imported_by_name.add(node.targets[0].target.value)
         if isinstance(node, cst.AnnAssign) and isinstance(node.value, cst.Call):

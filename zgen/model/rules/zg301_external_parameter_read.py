@@ -18,7 +18,7 @@ from ..analysis.scopes import inherited_walks, param_accesses
 from ..analysis.typed_reads import typed_reads
 from ..program import known
 from ..program.index import MethodInfo, ModelIndex
-from ..program.members import Kind, facts_of
+from ..program.members import Kind, Member, facts_of
 from ..program.tree import call_name, code_of, cst, dotted
 from .rule import Report, Rule
 
@@ -45,7 +45,8 @@ class ExternalParameterRead(Rule):
     method that a base class in another file calls (`preprocess` ->
     `add_pos_embed`). A child handed in forward to a function of another
     file of the program that computes with its weight
-    (`embedded_dropout(self.encoder, words)`) is reported at that call. A child whose class cannot be read (its package is not
+    (`embedded_dropout(self.encoder, words)`) is reported at that call. A
+    child whose class cannot be read (its package is not
     installed) is not assumed to own what it holds: `self.vit.pos_embed` may
     be a buffer; install the package so that its class is read. A function
     outside the model classes handed a module and a tensor input that
@@ -336,7 +337,7 @@ def _children_handed_on(index: ModelIndex) -> Iterator[tuple[MethodInfo, cst.Cal
                         break
 
 
-def _partitioned_param(index: ModelIndex, member, name: str) -> bool:
+def _partitioned_param(index: ModelIndex, member: Member, name: str) -> bool:
     """Is `name` a parameter the child `member`'s class registers that ZeRO-3 does not keep gathered (a torch
     layer's weight, not its bias or a norm's)?"""
     for ref in member.classes:
