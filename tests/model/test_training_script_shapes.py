@@ -158,3 +158,42 @@ def test_torch_layers_a_function_trains_itself_are_not_the_model(tmp_path: Path)
     path = tmp_path / "probe.py"
     path.write_text(SAFE)
     assert found(path, "ZG1") == []
+
+
+BY_NAME = '''
+class Trainer:
+    def __init__(self, params):
+        self.params = params
+
+    def pc_step(self):
+        name = "model" if self.params.encoder_only else "encoder"
+        model = getattr(self, name)
+        model.train()
+        x, lengths = self.get_batch("align")
+        bs = lengths.size(0)
+        if {test}:
+            return
+        h = model("fwd", x=x, lengths=lengths)[0]
+        self.optimize(h.sum())
+
+
+class SingleTrainer(Trainer):
+    def __init__(self, model, params):
+        super().__init__(params)
+        self.model = model
+
+
+class EncDecTrainer(Trainer):
+    def __init__(self, encoder, decoder, params):
+        super().__init__(params)
+        self.encoder = encoder
+        self.decoder = decoder
+'''
+
+
+def test_a_model_a_base_trainer_fetches_by_name_from_what_its_subclasses_hold(tmp_path: Path) -> None:
+    path = tmp_path / "trainer.py"
+    path.write_text(BY_NAME.format(test="bs == 1"))  # this rank's batch of one sentence skips the forward
+    assert found(path, "ZG2") == [("ZG204", 12)]
+    path.write_text(BY_NAME.format(test="self.params.batch_size == 1"))  # a setting: the same on every rank
+    assert found(path, "ZG2") == []

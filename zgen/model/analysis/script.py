@@ -26,7 +26,7 @@ from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised, super_m
 from ..program.members import UNKNOWN_CLASS as UNKNOWN, Kind, class_named, classify, facts_of
 from ..program.skeleton import FunctionSpan
 from ..program.tree import (
-    Snippet, call_name, code_of, cst, dotted, parameter_for, parse_snippet, unwrapped_argument, walk,
+    Snippet, call_name, code_of, const_str, cst, dotted, parameter_for, parse_snippet, unwrapped_argument, walk,
 )
 from .access import COPY, INIT, SIZE, STATE, WRITE, ParamAccess, Reach, Scope, Via
 from .callables import called_parameters, wrapped_callee
@@ -250,7 +250,32 @@ class ScriptScope:
                         for v in options}
                 if len(held) == 1 and (classes := held.pop()) is not None:
                     found.setdefault(node.targets[0].target.value, classes)
+                elif (classes := self._held_by_name(value)) is not None:
+                    found.setdefault(node.targets[0].target.value, classes)
         return {name: classes for name, classes in found.items() if name in self.bound_once}
+
+    def _held_by_name(self, value: cst.BaseExpression) -> tuple[str, ...] | None:
+        """The classes of the held models `getattr(self, name)` may fetch, where `name` is a literal or a local bound
+        once to a choice of literals (`name = 'model' if params.encoder_only else 'encoder'`), each naming a held
+        model; else None."""
+        if not (type(value) is cst.Call and dotted(value.func) == "getattr" and len(value.args) == 2
+                and dotted(value.args[0].value) == "self"):
+            return None
+        key = value.args[1].value
+        if type(key) is cst.Name:
+            bindings = [v for node, _ctx in self.flat.nodes for targets, v in (targets_of(node),)
+                        if v is not None and any(type(t) is cst.Name and t.value == key.value for t in targets)]
+            if len(bindings) != 1:
+                return None
+            key = bindings[0]
+        options = [key.body, key.orelse] if isinstance(key, cst.IfExp) else [key]
+        names = [const_str(o) for o in options]
+        if not all(names):
+            return None
+        classes = [self.held.get(f"self.{n}") for n in names]
+        if any(c is None for c in classes):
+            return None
+        return tuple(dict.fromkeys(c for group in classes for c in group))  # type: ignore[union-attr]
 
     @cached_property
     def bound_methods(self) -> dict[str, cst.Attribute]:
@@ -780,7 +805,7 @@ class _ScriptCalls:
                 return code_of(func)  # `self.accelerator.get_state_dict(model)`, `fabric.save(path, state)`
         if scope.wrapped_name(func, call) or (isinstance(func, cst.Name) and func.value in scope.model_args):
             return code_of(func)
-        if dotted(func) in scope.held:
+        if dotted(func) in scope.held or isinstance(func, cst.Name) and func.value in scope.aliases:
             return code_of(func)  # `self.model(x)`, `policy(obs)`: a model this code is handed or holds
         accessor = self.summary and isinstance(func, cst.Attribute) and ACCESSOR.fullmatch(func.attr.value)
         if (scope.held or scope.model_args or scope.held_items or self.summary) and not accessor and (

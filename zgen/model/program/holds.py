@@ -1108,7 +1108,9 @@ def _held_and_wrapped(
             (containers if several else found).setdefault(name, classes)
     for sub in _file_subclasses(index, cls):  # `self.policy` a subclass of this file builds, used by a base method
         for name, classes in _held_and_wrapped(sub.index, sub)[0].items():
-            if name not in found and f"self.{name}" in cls.text:
+            # (or fetched by name, `getattr(self, "model")`, `name = "model" if c else "encoder"`)
+            if name not in found and (f"self.{name}" in cls.text or f"'{name}'" in cls.text
+                                      or f'"{name}"' in cls.text):
                 found[name] = classes if sub.index is index else tuple(_qualified(sub.index, c) for c in classes)
     return found, frozenset(wrapped), containers
 
