@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ..program import known
-from ..program.index import ClassInfo, ModelIndex, memoised
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.tree import annotated_tensors, call_name, children, code_of, cst, dotted, positional_parameters, walk
 from .flow import (
     COMPREHENSIONS, Flat, bound_names, flat_of, own_returns, paired, same_items, self_call_arguments, targets_of,
@@ -718,6 +718,8 @@ def length_returns(index: ModelIndex, name: str) -> frozenset[int]:
     the list it hands back (`return [(b, min(b + m, n)) for b in range(0, n, m)]` for `n = len(x)`): a call handed
     this rank's data makes a count of it."""
     function = index.function_info(name)
+    if function is not None and "yield" in function.text:
+        return _yield_counts(index, function)
     if function is None or "return" not in function.text:
         return frozenset()
     flat, returns = own_returns(function)
@@ -732,6 +734,32 @@ def length_returns(index: ModelIndex, name: str) -> frozenset[int]:
     return frozenset(found)
 
 
+def _yield_counts(index: ModelIndex, function: MethodInfo) -> frozenset[int]:
+    """`length_returns` of a generator: the positions of the parameters whose length sets how often it yields, a
+    `yield` inside a loop over `range(0, x.shape[0], n)` or a `while start < x.shape[-2]` (OmegaFold's shards of an
+    edge representation, `for s, e, r in _get_sharded_stacked(edge, subbatch_size=n)`)."""
+    flat = flat_of(function)
+    root = flat.nodes[0][0] if flat is not None and flat.nodes else None
+    if not isinstance(root, cst.FunctionDef):
+        return frozenset()
+    found = set()
+    for at, param in enumerate(positional_parameters(root)):
+        counted = counted_loops(flat, frozenset({param}), index=index)
+        loops = [node for node, _ctx in flat.nodes if id(node) in counted or type(node) is cst.While and _extent_test(
+            node.test, param)]
+        if any(type(n) is cst.Yield for loop in loops for n in walk(loop.body)):
+            found.add(at)
+    return frozenset(found)
+
+
+def _extent_test(test: cst.BaseExpression, param: str) -> bool:
+    """Does a loop's test read an extent (`x.shape[-2]`, `x.size(0)`, `len(x)`) and name `param`?"""
+    return any(type(n) is cst.Name and n.value == param for n in walk(test)) and bool(
+        _EXTENT_READ.search(code_of(test)))
+
+
+# An extent read in a loop's test (`x.shape[-2]`, `x.size(0)`, `len(x)`).
+_EXTENT_READ = re.compile(r"\.shape\b|\.size\(|\blen\(")
 # Methods reading a tensor's extent (not `len()`: a dataset or a list of settings kept whole is every rank's).
 _EXTENT_METHODS = frozenset({"size", "numel"})
 

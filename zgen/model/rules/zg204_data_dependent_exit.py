@@ -46,6 +46,8 @@ class _LoopExit:
             return True
         if "range(" in text and _ranges_a_parameter(text):
             return True
+        if "for" in text and any(name not in _NOT_GENERATORS for name in _GENERATOR_LOOP.findall(text)):
+            return True  # `for s, e, r in _get_sharded_stacked(x, n)`: a generator of the file yielding per extent
         if "=" in text and HANDS_LENGTH.search(text):
             return True  # `self.decode(step, n_steps=x.size(1))`: a base class's loop counted by a length handed on
         if "return" in text and "os.path." in text and any(f".{word}(" in text for word in self._HOST):
@@ -92,6 +94,12 @@ _LENGTH_READ = re.compile(
     r"len(?<!\wlen)\(|\.shape\b|\.size\(|numel(?<!\wnumel)\(|max(?<!\wmax)\(|\.max\("
     rf"|\.(?:{COUNT_ATTR_TEXT})\b"  # (a batch's own count of its items)
 )
+# A loop over a call of a function by its bare name (`counts._yield_counts` tells whether it yields per extent).
+_GENERATOR_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin[ \t]+([a-z_]\w*)\(")
+_NOT_GENERATORS = frozenset({
+    "range", "enumerate", "zip", "reversed", "sorted", "list", "tuple", "iter", "map", "filter", "tqdm", "trange",
+    "len", "set", "dict", "chain", "product", "super", "getattr",
+})
 _NOT_A_COUNT = frozenset({"self", "range", "len", "int", "min", "max", "math", "np", "torch", "ceil", "floor"})
 
 
