@@ -137,7 +137,17 @@ def _class_uses(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[OwnUse, .
             if bypassed and use.param.count(".") != 1:
                 continue  # `self.forward(x)` from another method skips only this module's hooks: its own parameters
             found.setdefault((use.use, use.persistent, use.optional, use.on_self), use)
+        base = torch_base(cls) if reached.name != "forward" and _SUPER_FORWARD.search(reached.text) else None
+        if base is not None:
+            # `def embed(self, idxs): return super().forward(idxs)` of an `nn.Embedding`: the torch layer's forward,
+            # run on its own weight outside the module's hooks
+            use = OwnUse(READ, f"self.{known.TORCH_PARAMS[base][0]}", False)
+            found.setdefault((use.use, use.persistent, use.optional, use.on_self), use)
     return tuple(found.values())
+
+
+# `super().forward(...)` / `super(Codebook, self).forward(...)`: the base class's forward, called by name.
+_SUPER_FORWARD = re.compile(r"super(?<!\wsuper)\([^()]*\)\.forward\s*\(")
 
 
 # `self.forward(...)` called by name: forward runs without the module's hooks.
