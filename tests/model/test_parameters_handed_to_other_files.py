@@ -140,3 +140,48 @@ def test_a_child_handed_in_forward_to_another_files_function_computing_with_its_
     # `padded` reads only the table's `padding_idx`, a setting: no parameter
     found = found_in_package(tmp_path, {"regularize.py": REGULARIZE, "lm.py": LM}, "lm.py", prefix="ZG3")
     assert found == [("ZG301", 14)]
+
+
+ACT = '''
+import torch
+
+
+def continuous_act(decoder, x):
+    return decoder(x) + decoder.log_std.exp()
+'''
+
+POLICY = '''
+import torch
+from torch import nn
+
+from .act import continuous_act
+
+
+class Decoder(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.head = nn.Linear(d, d)
+        log_std = torch.ones({shape})
+        self.log_std = nn.Parameter(log_std)
+
+    def forward(self, x):
+        return self.head(x)
+
+
+class Policy(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.decoder = Decoder(d)
+
+    def forward(self, x):
+        return continuous_act(self.decoder, x)
+'''
+
+
+def test_a_parameter_made_from_a_local_vector_stays_gathered(tmp_path: Path) -> None:
+    # `log_std = torch.ones(d)` then `nn.Parameter(log_std)`: a vector, kept gathered; a matrix is not
+    files = {"act.py": ACT, "policy.py": POLICY.format(shape="d")}
+    assert found_in_package(tmp_path, files, "policy.py", prefix="ZG3") == []
+    found = found_in_package(tmp_path, {"act.py": ACT, "policy.py": POLICY.format(shape="d, 4096")}, "policy.py",
+                             prefix="ZG3")
+    assert found == [("ZG301", 25)]

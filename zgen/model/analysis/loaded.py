@@ -345,7 +345,7 @@ def _stands_for(value: cst.BaseExpression) -> str | None:
         value = value.func.value
     if type(value) is cst.Attribute and value.attr.value == "module":
         value = value.value
-    return value.value if type(value) is cst.Name else None
+    return value.value if type(value) is cst.Name and value.value not in ("None", "True", "False") else None
 
 
 def built_where(method: MethodInfo, local: str) -> str:

@@ -169,8 +169,22 @@ def _parameter_calls(index: ModelIndex, cls: ClassInfo) -> list[tuple[cst.Call, 
         flat = flat_of(method) if "Parameter(" in method.text else None
         for node, _ctx in flat.nodes if flat is not None else ():
             if type(node) is cst.Call and (call_name(node) or "").endswith("Parameter"):
-                found.append((node, _assigned_to(flat, node)))
+                found.append((_local_spelled_out(flat, node), _assigned_to(flat, node)))
     return found
+
+
+def _local_spelled_out(flat: Flat, call: cst.Call) -> cst.Call:
+    """`nn.Parameter(log_std)` for a local bound once to `torch.ones(action_dim)` in the same method, as
+    `nn.Parameter(torch.ones(action_dim))` (what its size is read from); else the call itself."""
+    value = _only_argument(call)
+    if type(value) is not cst.Name:
+        return call
+    bound = [v for node, _ctx in flat.nodes if type(node) is cst.Assign and len(node.targets) == 1
+             and type(node.targets[0].target) is cst.Name and node.targets[0].target.value == value.value
+             for v in (node.value,)]
+    if len(bound) != 1 or not isinstance(bound[0], cst.Call):
+        return call
+    return call.with_changes(args=[call.args[0].with_changes(value=bound[0]), *call.args[1:]])
 
 
 def _assigned_to(flat: Flat, call: cst.Call) -> str | None:
