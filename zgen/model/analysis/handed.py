@@ -307,8 +307,9 @@ def _own_parameters_handed_on(index: ModelIndex) -> list[ParamAccess]:
                 if type(node) is not cst.Call or ctx.guarded or not node.args:
                     continue
                 name = call_name(node)
-                if not name or name.startswith(".") or name.startswith("self.") and name.count(".") == 1:
-                    continue  # (its own methods: `own_helper_effects`)
+                if not name or name.startswith(".") or name.startswith("self.") and name.count(".") == 1 \
+                        or name in known.PYTHON_BUILTINS:
+                    continue  # (its own methods: `own_helper_effects`; `next(self.parameters())`)
                 owners = {  # argument position -> whose parameters it lists, partitioned by then
                     position: owner for position, arg in enumerate(node.args)
                     if (owner := _parameters_listed(index, arg.value, members)) is not None

@@ -36,7 +36,6 @@ Two questions the ZG3 rules ask about a call `v.m(...)` outside `C.forward`:
 
 from __future__ import annotations
 
-import builtins
 import re
 from dataclasses import dataclass
 
@@ -950,7 +949,7 @@ def returned_instance(
     if name == "getattr" and len(call.args) == 3 and not any(a.star or a.keyword for a in call.args):
         # `getattr(model, "module", model)`: the wrapped module, or the model itself
         return receiver_instance(index, cls, flat, call.args[2].value, depth + 1, method)
-    if not name or name.startswith(".") or name in _BUILTINS:
+    if not name or name.startswith(".") or name in known.PYTHON_BUILTINS:
         return None
     found = resolve_function(index, flat, name) if name.partition(".")[0] != "self" else None
     if found is not None:
@@ -966,8 +965,6 @@ def returned_instance(
     # a function we cannot read handed a module first: a wrapper hands back what it was given (`unwrap_model(m)`)
     return receiver_instance(index, cls, flat, call.args[0].value, depth + 1, method)
 
-
-_BUILTINS = frozenset(dir(builtins))
 
 
 def _method_returns(

@@ -8,6 +8,7 @@ does not see.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import re
 
@@ -334,6 +335,8 @@ MODEL_BUILDERS = _NamedBy(
     r"|construct_class_by_name"
 )
 MODEL_BUILDERS_QUALIFIED = frozenset({"torch.hub.load"})
+# Python's builtins (`next`, `isinstance`, `len`): no helper of the program, whatever they are handed.
+PYTHON_BUILTINS = frozenset(dir(builtins))
 # Library functions that load a file into the module handed first (`load_model(model, "model.safetensors")`), or
 # save its state to one (safetensors' `load_file` / `save_file` take tensors, not a module).
 STATE_LOADERS = frozenset({

@@ -315,8 +315,8 @@ def _children_handed_on(index: ModelIndex) -> Iterator[tuple[MethodInfo, cst.Cal
                 if type(node) is not cst.Call or ctx.guarded or not node.args:
                     continue
                 name = call_name(node)
-                if not name or name.startswith(("self.", ".")):
-                    continue
+                if not name or name.startswith(("self.", ".")) or name in known.PYTHON_BUILTINS:
+                    continue  # (`isinstance(self.x, ...)`, `len(self.layers)`)
                 handed = {}  # argument position -> (the child's path, its member)
                 for position, arg in enumerate(node.args):
                     path = dotted(arg.value) or ""
