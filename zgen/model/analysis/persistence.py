@@ -39,6 +39,7 @@ from ..program.members import (
 from ..program.size import param_numel, vector_weight
 from ..program.tree import access_path, call_name, code_of, const_str, cst, dotted, walk
 from .access import READ, ParamAccess
+from .counts import local_bindings
 from .flow import Flat, flat_of
 from .plain import all_bases
 
@@ -179,9 +180,7 @@ def _local_spelled_out(flat: Flat, call: cst.Call) -> cst.Call:
     value = _only_argument(call)
     if type(value) is not cst.Name:
         return call
-    bound = [v for node, _ctx in flat.nodes if type(node) is cst.Assign and len(node.targets) == 1
-             and type(node.targets[0].target) is cst.Name and node.targets[0].target.value == value.value
-             for v in (node.value,)]
+    bound = local_bindings(flat).get(value.value, [])
     if len(bound) != 1 or not isinstance(bound[0], cst.Call):
         return call
     return call.with_changes(args=[call.args[0].with_changes(value=bound[0]), *call.args[1:]])

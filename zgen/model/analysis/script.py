@@ -37,6 +37,7 @@ from .divergence import (
     GATE, NOT_RUNS, Divergence, derived_names, find_divergences, helper_reaches, own_value_raise_text,
     module_divergences, tensor_backward,
 )
+from .counts import local_bindings
 from .effects import DEEPCOPIES, STATES, argument_effects, returns_argument, usage
 from .flow import Ctx, Flat, bound_names, flat_of, flatten, loop_items, targets_of
 from .plain import inherited_member
@@ -263,8 +264,7 @@ class ScriptScope:
             return None
         key = value.args[1].value
         if type(key) is cst.Name:
-            bindings = [v for node, _ctx in self.flat.nodes for targets, v in (targets_of(node),)
-                        if v is not None and any(type(t) is cst.Name and t.value == key.value for t in targets)]
+            bindings = local_bindings(self.flat).get(key.value, [])
             if len(bindings) != 1:
                 return None
             key = bindings[0]

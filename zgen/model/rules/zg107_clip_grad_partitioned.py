@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 from ..analysis.access import GRAD, ParamAccess, Scope
 from ..analysis.effects import GRAD_WRITES, GRADS, clipped
-from ..analysis.flow import flat_of, targets_of
+from ..analysis.counts import local_bindings
+from ..analysis.flow import flat_of
 from ..analysis.grads import gradient_cancelled, gradient_write
 from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, bound_here, global_models, module_code_scope, script_scopes
@@ -248,8 +249,7 @@ def _built_model_listed(scope, name: str) -> tuple[str, str] | None:
         home = module_code_scope(scope.index, True)  # a global the function reads
     if home is None:
         return None
-    values = [value for node, _ctx in home.flat.nodes for targets, value in (targets_of(node),)
-              if value is not None and any(type(t) is cst.Name and t.value == name for t in targets)]
+    values = local_bindings(home.flat).get(name, [])
     if len(values) != 1:
         return None
     for node in walk(values[0]):
