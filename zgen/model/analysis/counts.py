@@ -63,7 +63,7 @@ _MADE = frozenset({"zeros", "ones", "empty", "full", "arange", "eye", "tensor", 
 
 def counted_loops(
     flat: Flat, inputs: frozenset[str], calls: Calls | None = None, handed: dict[str, str] | None = None,
-    kept: Callable[[], frozenset[str]] | None = None, index: ModelIndex | None = None,
+    kept: Callable[[], frozenset[str]] | None = None, index: ModelIndex | None = None, owner: ClassInfo | None = None,
 ) -> dict[int, tuple[cst.BaseExpression, str]]:
     """By loop node: (its iterable, the length of this rank's data that sets its trip count), for the loops of a
     function that have one. Cheap when no loop walks a `range`, a split or an `enumerate`/`zip` of one.
@@ -76,7 +76,8 @@ def counted_loops(
 
     `handed`: parameters the function's callers bind to a length of their data (`handed_counts`), with that length.
     `kept`: (asked when needed) attributes of `self` another method keeps from what it was handed (`kept_inputs`),
-    whose extents are this rank's data's."""
+    whose extents are this rank's data's. `owner`: the class whose method this is (`b, t = self._sizes(x)`: what its
+    methods hand back)."""
     loops = []
     bindings = local_bindings(flat)
     splits = _split_locals(bindings)
@@ -119,7 +120,7 @@ def counted_loops(
                 loops.append((node, iterable, reported))  # `for x_t in x` for a tensor `x`: `x.unbind(0)`
     if not loops:
         return {}
-    counts = CountedLoops(flat, inputs, calls, handed, kept, index)
+    counts = CountedLoops(flat, inputs, calls, handed, kept, index, owner)
     found = {}
     for node, iterable, reported in loops:
         if calls is not None and _picks_own_item(node):
@@ -444,10 +445,12 @@ class CountedLoops:
     def __init__(
         self, flat: Flat, inputs: frozenset[str], calls: Calls | None = None, handed: dict[str, str] | None = None,
         kept: Callable[[], frozenset[str]] | None = None, index: ModelIndex | None = None,
+        owner: ClassInfo | None = None,
     ) -> None:
         self.flat = flat
         self.calls = calls
         self.index = index  # (for the functions of the file that hand back a length: `length_returns`)
+        self.owner = owner  # (for its methods that hand back lengths among other values: `element_length_returns`)
         self._kept_of = kept
         self._kept: frozenset[str] | None = None
         # names holding this rank's data (not an argument that is a namespace of settings: `_settings`)
@@ -471,6 +474,14 @@ class CountedLoops:
                         pairs := paired(targets[0], value)):
                     for target, each in pairs:  # `epochs, freeze = opt.epochs, opt.freeze`: each its own value
                         self._bind(target, self._length(each), self._holds_data(each))
+                    continue
+                elif len(targets) == 1 and isinstance(targets[0], (cst.Tuple, cst.List)) and (
+                        lengths := self._returned_lengths(value)):
+                    # `targets, batch_size, max_length = self.validate_args(targets, ...)`: the method hands back a
+                    # length of what it was given in one place of its tuple
+                    held = self._holds_data(value)
+                    for at, element in enumerate(targets[0].elements):
+                        self._bind(element.value, code_of(value) if at in lengths else None, held)
                     continue
                 else:
                     length = self._length(value)
@@ -575,9 +586,12 @@ class CountedLoops:
                     elif self._holds_data(func.value) or (
                             func.attr.value in _EXTENT_METHODS and self._kept_data(func.value)):
                         return code_of(node)
-            elif kind is cst.Attribute and (node.attr.value in _LENGTH_ATTRS or _COUNT_ATTR.match(node.attr.value)):
-                if self._holds_data(node.value) or self._kept_data(node.value):
-                    return code_of(node)
+            elif kind is cst.Attribute:
+                if node.attr.value in _LENGTH_ATTRS or _COUNT_ATTR.match(node.attr.value):
+                    if self._holds_data(node.value) or self._kept_data(node.value):
+                        return code_of(node)
+                    continue
+                stack.append(node.value)  # (`self.max_length`: what it is read from, not a local named `max_length`)
                 continue
             elif kind is cst.Lambda:
                 continue
@@ -595,6 +609,23 @@ class CountedLoops:
         return any(
             at in positions and self._holds_data(arg.value)
             for at, arg in enumerate(a for a in call.args if a.keyword is None and not a.star)
+        )
+
+    def _returned_lengths(self, value: cst.BaseExpression) -> frozenset[int]:
+        """The places of the tuple a method of the class hands back (`self.validate_args(targets, ...)`) that hold a
+        length of an argument this call hands this rank's data."""
+        if self.owner is None or self.index is None or type(value) is not cst.Call:
+            return frozenset()
+        func = value.func
+        if not (type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self"):
+            return frozenset()
+        method = self.owner.method(func.attr.value)
+        if method is None or "return" not in method.text:
+            return frozenset()
+        positional = [a.value for a in value.args if a.keyword is None and not a.star]
+        return frozenset(
+            at for at, params in element_length_returns(self.index, method).items()
+            if any(p < len(positional) and self._holds_data(positional[p]) for p in params)
         )
 
     def _kept_data(self, expr: cst.CSTNode) -> bool:
@@ -670,9 +701,20 @@ class LengthHelpers:
             rf"for(?<!\wfor)\b[^\n]*?\bin\b[^:]*?(?<![\w.])(?:{alternatives})\("
         ) if named else None
         self._bound = re.compile(rf"^[ \t]*(\w+)[ \t]*=[ \t]*(?:{alternatives})\(", re.M) if named else None
+        # `targets, batch_size, max_length = self.validate_args(targets, ...)`: a method of a class of the file that
+        # may hand back a length among other values (`element_length_returns` answers on a parse)
+        methods = sorted({
+            name for cls in index.classes.values() for name, span in cls.span.methods.items()
+            if _LENGTH_HINT.search(text := index.skeleton.text(span.start, span.end)) and "return" in text
+        })
+        self._unpacked = re.compile(
+            r"^[ \t]*\w+(?:[ \t]*,[ \t]*\w+)+[ \t]*=[ \t]*self\.(?:" + "|".join(map(re.escape, methods)) + r")\(", re.M
+        ) if methods else None
 
     def search(self, text: str) -> bool:
         if self.base.search(text):
+            return True
+        if self._unpacked is not None and "for" in text and self._unpacked.search(text):
             return True
         if self._looped is None or self._bound is None:
             return False
@@ -732,6 +774,27 @@ def length_returns(index: ModelIndex, name: str) -> frozenset[int]:
         if any(counts._length(value) is not None for value in returns):
             found.add(at)
     return frozenset(found)
+
+
+@memoised
+def element_length_returns(index: ModelIndex, method: MethodInfo) -> dict[int, frozenset[int]]:
+    """For a method handing back a tuple (`return targets, batch_size, max_length`), the places of the tuple that
+    hold a length of an argument (`max_length = targets.size(1) - 1` on one path) -> the positions of those
+    arguments in a call (`self` left out)."""
+    flat, returns = own_returns(method)
+    root = flat.nodes[0][0] if flat is not None and flat.nodes else None
+    if not isinstance(root, cst.FunctionDef):
+        return {}
+    params = positional_parameters(root)
+    params = params[1:] if params[:1] in (["self"], ["cls"]) else params
+    found: dict[int, set[int]] = {}
+    for at, param in enumerate(params):
+        counts = CountedLoops(flat, frozenset({param}), index=index)
+        for value in returns:
+            for place, element in enumerate(value.elements if type(value) is cst.Tuple else ()):
+                if not isinstance(element, cst.StarredElement) and counts._length(element.value) is not None:
+                    found.setdefault(place, set()).add(at)
+    return {place: frozenset(ats) for place, ats in found.items()}
 
 
 def _yield_counts(index: ModelIndex, function: MethodInfo) -> frozenset[int]:

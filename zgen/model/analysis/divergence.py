@@ -279,7 +279,7 @@ def find_divergences(
     if taint.cls is not None:
         index, cls = taint.index, taint.cls
         kept = lambda: kept_inputs(index, cls)  # noqa: E731  (asked only where a loop reads `self`'s extents)
-    counted = counted_loops(flat, taint.inputs, handed=handed, kept=kept, index=taint.index)
+    counted = counted_loops(flat, taint.inputs, handed=handed, kept=kept, index=taint.index, owner=taint.cls)
     pickable = may_pick(flat)  # `self.experts[rank_slice]`: a container item taken by a key that may differ per rank
     # `if self.router(x).max() > t:`, `done = self.env.step(action)`: the text of a test on an output
     value_tests = make_indirect is not None and text is not None and output_test_text(text)
@@ -360,7 +360,8 @@ def find_divergences(
     if loop_exits and (sites or extra):
         _output_exits(flat, sites + extra, taint, add)
     if counted:
-        counted = counted_loops(flat, taint.inputs, calls, handed, kept, taint.index)  # again, now that submodule calls are known
+        counted = counted_loops(  # again, now that submodule calls are known
+            flat, taint.inputs, calls, handed, kept, taint.index, taint.cls)
         for call, ctx, callee in sites + extra:
             loop = next((loop for loop in ctx.loops if id(loop) in counted), None)
             if loop is not None and not ctx.guarded:

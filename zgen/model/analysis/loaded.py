@@ -40,7 +40,7 @@ __all__ = [
 @memoised
 def built_then_loaded(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]]:
     """(function, the `load_state_dict` call, the local) for each load into a model the same function built."""
-    return _built_then(index, (".load_state_dict(", "load_model(", "load_checkpoint_in_model("), _loaded)
+    return _built_then(index, (".load_state_dict(", "load_model(", "load_checkpoint_in_model("), _loaded, children=True)
 
 
 @memoised
@@ -62,7 +62,7 @@ def built_then_saved(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]
         (method, node, local) for method, node, local in _built_then(
             index, ("save_model(",), lambda index, node: _handed_first(index, node, known.STATE_SAVERS), layers=False)
     ]
-    for method, node, local in _built_then(index, (".state_dict()",), _state_whole, layers=False):
+    for method, node, local in _built_then(index, (".state_dict()",), _state_whole, layers=False, children=True):
         flat = flat_of(method)
         parent = flat.parent.get(id(node)) if flat is not None else None
         handed = isinstance(parent, (cst.Arg, cst.DictElement, cst.Element)) and not state_keys_only(flat, node)
@@ -255,12 +255,13 @@ def _copied(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
 
 def _built_then(
     index: ModelIndex, texts: tuple[str, ...] | _BuildsThenHands, used, constructors: bool = True,
-    layers: bool = True,
+    layers: bool = True, children: bool = False,
 ) -> list[tuple[MethodInfo, cst.Call, str]]:
     """(function, the call, the local) for each call `used` says takes a model the same function built before it (or
     the module-level code built, used as a global: `_top_models_used`); only functions whose text holds one of
     `texts` (or that the trigger finds) are read. Without `layers`, a torch layer the function builds on the spot
-    (`probe = nn.Linear(4, 4)`, a helper of its own) is no such model."""
+    (`probe = nn.Linear(4, 4)`, a helper of its own) is no such model. With `children`, a part of that model
+    reached by attributes counts too (`diffusion.denoise_fn.state_dict()`), told by its path."""
     found: list[tuple[MethodInfo, cst.Call, str]] = []
 
     def holds(text: str) -> bool:
@@ -292,8 +293,9 @@ def _built_then(
             if type(node) is cst.Assign and isinstance(node.targets[0].target, cst.Name):
                 if node.targets[0].target.value in looked_up:
                     # (from the end of the binding: not a call in its own value, `model = copy.deepcopy(model)`)
+                    # (before a wrapper around it, `model = DistributedDataParallel(model)`, built later)
                     end = max(flat.position.get(id(n), 0) for n in walk(node.value))
-                    first.setdefault(node.targets[0].target.value, end)
+                    first[node.targets[0].target.value] = min(first.get(node.targets[0].target.value, end), end)
         _add_stand_ins(flat, first)
         for node, ctx in flat.nodes:
             if type(node) is not cst.Call or ctx.guarded:
@@ -306,11 +308,33 @@ def _built_then(
             if isinstance(target, (cst.List, cst.Tuple)):  # `torch.save([model, criterion, optimizer], f)`
                 target = next((e.value for e in target.elements if type(e.value) is cst.Name and e.value.value in first
                                and first[e.value.value] < flat.position[id(node)]), None)
-            if not isinstance(target, cst.Name):
+            local = _child_path(target, first) if children and type(target) is cst.Attribute else None
+            if local is None and not isinstance(target, cst.Name):
                 continue
-            if target.value in first and first[target.value] < flat.position[id(node)]:
-                found.append((method, node, target.value))
+            local = local or target.value  # type: ignore[union-attr]
+            root = local.partition(".")[0]
+            if root in first and first[root] < flat.position[id(node)]:
+                found.append((method, node, local))
     return found
+
+
+# Parts of a model object that keep a state of their own, not the model's (`model.optimizer.state_dict()`)
+_OWN_STATE_PART = re.compile(r"optim|sched|scaler|sampler|loader|token|rng|random|metric|logger|writer|callback")
+
+
+def _child_path(target: cst.Attribute, first: dict[str, int]) -> str | None:
+    """The path of a part of a model in `first` reached by attributes alone (`diffusion._denoise_fn`), else None: not
+    through a setting or a part that keeps a state of its own (`model.optimizer`)."""
+    parts = []
+    value: cst.BaseExpression = target
+    while type(value) is cst.Attribute:
+        parts.append(value.attr.value)
+        value = value.value
+    if type(value) is not cst.Name or value.value not in first:
+        return None
+    if any(config_like(part) or _OWN_STATE_PART.search(part.lower()) for part in parts):
+        return None
+    return ".".join([value.value, *reversed(parts)])
 
 
 def _add_stand_ins(flat: Flat, first: dict[str, int]) -> None:
@@ -355,6 +379,7 @@ def built_where(method: MethodInfo, local: str) -> str:
     if flat is not None:
         from .script import bound_here  # (the script scopes read this module's neighbours)
 
+        local = local.partition(".")[0]  # (`diffusion` of its part `diffusion.denoise_fn`)
         if local not in bound_here(method.node, flat):
             return "at the top of this script"
         for node, _ctx in flat.nodes:  # a stand-in `_add_stand_ins` added: say for which model

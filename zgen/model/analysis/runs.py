@@ -537,8 +537,15 @@ def _wraps(value: cst.BaseExpression, names: set[str]) -> bool:
         return False
     callee = call_name(value)
     return bool(callee) and callee.rsplit(".", 1)[-1][:1].isupper() and any(
-        isinstance(a.value, cst.Name) and a.value.value in names for a in value.args
+        isinstance(held := _unwrapped(a.value), cst.Name) and held.value in names for a in value.args
     )
+
+
+def _unwrapped(value: cst.BaseExpression) -> cst.BaseExpression:
+    """The model a wrapper's `.module` chain holds (`model` of `model.module.module`)."""
+    while type(value) is cst.Attribute and value.attr.value == "module":
+        value = value.value
+    return value
 
 
 def _evaluation_handed(index: ModelIndex, call: cst.Call, names: set[str]) -> bool:

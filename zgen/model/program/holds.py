@@ -725,8 +725,10 @@ def _registry_build(value: cst.BaseExpression) -> bool:
 
 def _library_model_built(index: ModelIndex, value: cst.BaseExpression) -> bool:
     """Is `value` a call of a model factory of a library the program cannot read (`build_model(cfg)`,
-    `timm.create_model(name)`, `known.MODEL_BUILDERS`): a model of a class no file tells?"""
-    if not isinstance(value, cst.Call) or (call_name(value) or "").rsplit(".", 1)[-1] not in known.MODEL_BUILDERS:
+    `timm.create_model(name)`, `known.MODEL_BUILDERS`, `AutoModel.from_pretrained(path)`): a model of a class no file
+    tells?"""
+    last = (call_name(value) or "").rsplit(".", 1)[-1] if isinstance(value, cst.Call) else ""
+    if last not in known.MODEL_BUILDERS and last != "from_pretrained":
         return False
     return classify(index, value) == (Kind.UNKNOWN, (UNKNOWN_CLASS,))
 
@@ -832,6 +834,8 @@ def looked_up_models(index: ModelIndex, function: cst.FunctionDef) -> frozenset[
     local = {node.targets[0].target.value for node in assigns}  # type: ignore[union-attr]
     for node in assigns:
         name = node.targets[0].target.value  # type: ignore[union-attr]
+        if bound.get(name) and _rewraps(node.value, name):
+            continue  # `model = DistributedDataParallel(model)`, `model = model.to(device)`: the same model again
         bound[name] = bound.get(name, 0) + 1
         if module_like_name(name) and _unwrapped_model(node.value):
             found.add(name)  # `model = engine["model"].module.cpu()`: the model a data-parallel engine wraps
@@ -844,6 +848,14 @@ def looked_up_models(index: ModelIndex, function: cst.FunctionDef) -> frozenset[
         ):
             found.add(name)
     return frozenset(n for n in found if bound[n] == 1)
+
+
+def _rewraps(value: cst.BaseExpression, name: str) -> bool:
+    """Is `value` the model `name` holds, moved or wrapped (`DistributedDataParallel(model)`, `model.to(device)`)?"""
+    moved = unmoved(value)
+    if isinstance(moved, cst.Name):
+        return moved.value == name
+    return isinstance(value, cst.Call) and wraps_itself(value, cst.Name(name))
 
 
 def unmoved(value: cst.BaseExpression, moves: frozenset[str] = MOVES) -> cst.BaseExpression:
@@ -884,6 +896,8 @@ def _of_unknown_class(index: ModelIndex, value: cst.Call) -> bool:
     """Does `value` make something of a class zgen cannot tell: a call it cannot follow, or a model builder of an
     object or module it cannot read (`architecture.get_architecture(config)` of a registry's entry, `zoo.build_model(
     name)`)?"""
+    if isinstance(value.func, cst.Name) and value.func.value == "eval" and index.qualify("eval") == "eval":
+        return True  # `model = eval(args.model)`: what a setting's text builds
     kind, classes = classify(index, value, resolve=True)
     if kind == Kind.UNKNOWN:
         return True

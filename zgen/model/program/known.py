@@ -121,8 +121,9 @@ MODULE_WORDS = (
     "gpt", "bert", "llm", "vit",
 )
 # (with a one-letter or numbered role: `model_T`/`model_S` of a distiller, `net_g`/`net_d`/`netG` of a GAN,
-# `model2`)
-MODULE_WORD = re.compile("(?:" + "|".join(MODULE_WORDS) + r")s?(?:_?[A-Za-z]|_?\d)?$")
+# `model2`; or said to be unwrapped, wrapped or averaged: `model_without_ddp`, `model_ddp`, `model_ema`)
+_WRAPPED_SUFFIX = r"(?:_(?:without|wo|no)_(?:ddp|dp|fsdp)|_(?:ddp|dp|fsdp|ema))?"
+MODULE_WORD = re.compile("(?:" + "|".join(MODULE_WORDS) + r")s?(?:_?[A-Za-z]|_?\d)?" + _WRAPPED_SUFFIX + "$")
 # Names of configs, tensors and state, never a module (`layer_cfg`, `x`, `weight`).
 NOT_A_MODULE = re.compile(
     r"conf|cfg|args|opt|param|hparams|kwargs|setting|^x$|^p$|weight|bias|tensor|state"

@@ -122,9 +122,12 @@ def main(model, cfg):
                 yield self.finding(index, access.snippet, access.node, message, _HELP)
         for finder, doing, so, help in _BUILT_THEN:
             for method, node, local in finder(index):
+                root = local.partition(".")[0]  # (`model` of its part `model.lm_head`)
+                built = f"a model built {built_where(method, local)}"
                 message = (
-                    f"`{code_of(node)}` {doing.format(local=local)}, a model built {built_where(method, local)}; under "
-                    f"`deepspeed.zero.Init` `{local}` is partitioned once its constructor returns, so {so}"
+                    f"`{code_of(node)}` {doing.format(local=local)}, "
+                    + (built if root == local else f"a part of `{root}`, {built}")
+                    + f"; under `deepspeed.zero.Init` `{root}` is partitioned once its constructor returns, so {so}"
                 )
                 yield self.finding(index, method.snippet, node, message, help)
         for method, node, target, source in child_state_copies(index):

@@ -33,6 +33,15 @@ _OPTIONAL = re.compile(r"\b(\w+)\s*(?::[^=,()]*(?:\[[^\]]*\])?[^=,()]*)?=\s*(?:N
 _EMPTY_DEFAULT = re.compile(r"=\s*(?:\[\]|\(\)|\{\})")  # `conditions=[]`: an input given as an empty container
 _PRESENCE_IF = re.compile(r"if(?<!\wif)\s+(?:not\s+)?\(?\s*(\w+)(?:\.get\([^)]*\))?(?:\s+is(?:\s+not)?\s+None)?\s*(?:and\b|or\b|:)")
 _NOT_A_TOWER_INPUT = known.CONVENTION_INPUT  # states, caches, masks, ids, labels, flags: the calling convention
+# ... but for what a cross-attention block attends to: a decoder layer run without it skips the block's gather
+_CROSS_ATTENDED = frozenset({"encoder_hidden_states"})
+
+
+def _conventional(name: str) -> bool:
+    """Is the input `name` part of the calling convention (`_NOT_A_TOWER_INPUT`), not what a block runs on?"""
+    return name not in _CROSS_ATTENDED and _NOT_A_TOWER_INPUT.search(name) is not None
+
+
 # Of those, the ones other than plain ids: still the caller's convention when a layer runs on them a second time
 # (`token_type_ids` through the token table, `position_ids`), where ids of a sequence of their own are not.
 _CONVENTION = re.compile(known.CONVENTION_INPUTS)
@@ -447,7 +456,7 @@ class Clip(nn.Module):
             runs = _Runs(index, cls)
             runs.entries = frozenset(entries)
             if again:  # `self.token_emb(cond_ids)` under the ids' presence test, `self.token_emb(x)` beside it
-                conventional = {n for n in maybe_absent if _NOT_A_TOWER_INPUT.search(n) and not _CONVENTION.search(n)}
+                conventional = {n for n in maybe_absent if _conventional(n) and not _CONVENTION.search(n)}
                 conventional -= _asserted(func.body, conventional, helpers)
                 conventional -= _filled(func.body, conventional, helpers)
                 yield from self._called_again(index, method, func, conventional, helpers, runs)
@@ -702,7 +711,7 @@ def _may_call_again(text: str) -> bool:
         return False
     end = text.find(":\n")
     names = {m.group(1) for m in _OPTIONAL.finditer(text[: end + 1] if end >= 0 else text)}
-    for name in (n for n in names if _NOT_A_TOWER_INPUT.search(n) and not _CONVENTION.search(n)):
+    for name in (n for n in names if _conventional(n) and not _CONVENTION.search(n)):
         for match in re.finditer(r"self\.(\w+)\(\s*" + name + r"\b", text):
             if text.count(f"self.{match.group(1)}(") > 1:
                 return True
@@ -817,7 +826,7 @@ def _may_gate(text: str, helpers: frozenset[str] = frozenset()) -> bool:
         return False
     end = text.find(":\n")
     optional = {m.group(1) for m in _OPTIONAL.finditer(text[: end + 1] if end >= 0 else text)}
-    optional = {n for n in optional if not _NOT_A_TOWER_INPUT.search(n) or _labels_embedded(text, n)}
+    optional = {n for n in optional if not _conventional(n) or _labels_embedded(text, n)}
     if optional and any(m.group(1) in optional for m in _PRESENCE_IF.finditer(text)):
         return True
     signature = text[: end + 1] if end >= 0 else text
@@ -828,7 +837,7 @@ def _may_gate(text: str, helpers: frozenset[str] = frozenset()) -> bool:
             # a field of an input (`prompt = cond.prompt_emb`: `_optional_fields`)
             or re.search(rf"^[ \t]*{m.group(1)}[ \t]*=[ \t]*(?!self\.)\w+\.\w+[ \t]*$", text, re.M)
         )
-        and (not _NOT_A_TOWER_INPUT.search(m.group(1)) or _labels_embedded(text, m.group(1)))
+        and (not _conventional(m.group(1)) or _labels_embedded(text, m.group(1)))
         for m in _NONE_TEST.finditer(text, len(signature))
     )
 
@@ -935,7 +944,7 @@ def _tower_inputs(func: ast.FunctionDef | ast.AsyncFunctionDef, maybe_absent: se
     ids (`_NOT_A_TOWER_INPUT`), nor embeddings handed in instead of what they are computed from. Labels of a kind a
     layer of the module embeds (`self.map_augment(augment_labels)`) are a conditioning input, not a loss's targets."""
     embedded = _embedded_labels(func, maybe_absent)
-    return {n for n in maybe_absent if not _NOT_A_TOWER_INPUT.search(n) or n in embedded} - _embeddings_filled(
+    return {n for n in maybe_absent if not _conventional(n) or n in embedded} - _embeddings_filled(
         func, maybe_absent)
 
 

@@ -1,0 +1,241 @@
+"""Models research scripts hold without naming their class: built by `eval` of a setting, loaded by a hub's
+`from_pretrained`, handed on as `model_without_ddp` or `model_ema`, or reached as a part of the model
+(`model.lm_head`); a length a method hands back inside a tuple; the cross-attention a decoder layer runs only when it
+is given what to attend to. Each is read as the plainer spelling of the same hazard is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.model.package_check import TINY_NET, found, found_in_package
+
+BUILT_BY_EVAL = '''
+import torch
+from torch.nn.parallel import DistributedDataParallel
+
+from models import *  # noqa: F401,F403  (what the setting names)
+
+
+def train(args):
+    model = eval(args.model)
+    model.to(args.device)
+    model_without_ddp = model
+    ckpt = torch.load(args.pretrained)
+    model.load_state_dict(ckpt["model"], strict=False)
+    model = DistributedDataParallel(model, device_ids=[args.gpu])
+    optimizer = torch.optim.AdamW(model_without_ddp.parameters())
+    optimizer.load_state_dict(ckpt["optimizer"])
+    save_final_model(args, model_without_ddp)
+
+
+def save_final_model(args, model_without_ddp):
+    torch.save({"model": model_without_ddp.cpu().state_dict()}, args.out)
+
+
+def update_model_ema(model, model_ema, alpha):
+    params = model.state_dict()
+    for name, param in model_ema.state_dict().items():
+        param.copy_(param * (1.0 - alpha) + params[name] * alpha)
+'''
+
+
+def test_a_model_built_from_a_setting_by_eval_and_its_unwrapped_names(tmp_path: Path) -> None:
+    path = tmp_path / "train.py"
+    path.write_text(BUILT_BY_EVAL)
+    codes = found(path, "ZG1")
+    assert ("ZG108", 13) in codes  # the load into the model `eval` built, before the wrapper rebinds the name
+    assert ("ZG108", 21) in codes  # `model_without_ddp.cpu().state_dict()`: a model handed on by that name
+    assert ("ZG101", 27) in codes  # the EMA's state tensors written one by one
+    assert not any(line == 16 for _code, line in codes)  # the optimizer's own state: no model's
+
+
+PARTS = '''
+import torch
+from torch import nn
+
+from .nets import Net
+
+
+class Holder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lm_head = Net()
+        self.optimizer_state = {}
+
+    def forward(self, x):
+        return self.lm_head(x)
+
+
+def main(path):
+    model = Holder()
+    teacher = Holder()
+    model.lm_head.load_state_dict(teacher.lm_head.state_dict())
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    model.optimizer = opt
+    torch.save(model.optimizer.state_dict(), path)
+'''
+
+
+def test_the_state_of_a_part_of_a_model_the_function_built(tmp_path: Path) -> None:
+    nets = "from torch import nn\n\n\n" + TINY_NET
+    codes = found_in_package(tmp_path, {"nets.py": nets, "main.py": PARTS}, "main.py", prefix="ZG108")
+    assert codes.count(("ZG108", 21)) == 2  # loaded into `model.lm_head`, read from `teacher.lm_head`
+    assert ("ZG108", 24) not in codes  # the optimizer a model object keeps: its own state
+
+
+EVAL_HELPER = '''
+def run_test_eval(evaluator, model, loaders):
+    model.eval()
+    for name, loader in loaders:
+        predictor = EvaluationPredictor(model.module.module, grid_size=5)
+        evaluator.evaluate_sequence(model=predictor, test_dataloader=loader)
+    model.train()
+
+
+class EvaluationPredictor:
+    def __init__(self, model, grid_size):
+        self.model = model
+'''
+
+LITE = '''
+import torch
+from torch import nn
+
+from .utils import run_test_eval
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def train(args, evaluator, loaders):
+    model = Net()
+    if torch.distributed.get_rank() == 0 and args.validate_at_start:
+        run_test_eval(evaluator, model, loaders)
+    for x in args.loader:
+        model(x).sum().backward()
+'''
+
+
+def test_a_rank_gated_evaluation_helper_that_wraps_the_unwrapped_model(tmp_path: Path) -> None:
+    codes = found_in_package(tmp_path, {"utils.py": EVAL_HELPER, "train.py": LITE}, "train.py", prefix="ZG2")
+    assert ("ZG201", 19) in codes
+
+
+DECODER = '''
+import random
+
+import torch
+from torch import nn
+
+
+class Decoder(nn.Module):
+    def __init__(self, d, max_length):
+        super().__init__()
+        self.cell = nn.LSTM(d, d, batch_first=True)
+        self.out = nn.Linear(d, d)
+        self.max_length = max_length
+
+    def validate_args(self, targets, encoder_outputs):
+        batch_size = encoder_outputs.size(0)
+        if targets is None:
+            max_length = self.max_length
+        else:
+            max_length = targets.size(1) - 1
+        return targets, batch_size, max_length
+
+    def forward_step(self, x, state):
+        h, state = self.cell(x, state)
+        return self.out(h), state
+
+    def forward(self, targets, encoder_outputs):
+        targets, batch_size, max_length = self.validate_args(targets, encoder_outputs)
+        x, state, outs = encoder_outputs[:, :1], None, []
+        for _ in range(max_length):
+            x, state = self.forward_step(x, state)
+            outs.append(x)
+        for _ in range(self.max_length):
+            x, state = self.forward_step(x, state)
+        return torch.cat(outs, 1)
+'''
+
+
+def test_a_length_a_method_hands_back_in_its_tuple_counts_the_loop(tmp_path: Path) -> None:
+    path = tmp_path / "decoder.py"
+    path.write_text(DECODER)
+    codes = found(path, "ZG2")
+    assert ("ZG204", 30) in codes
+    assert not any(line == 33 for _code, line in codes)  # the configured length: the same on every rank
+
+
+CROSS = '''
+from torch import nn
+
+
+class Attention(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.q = nn.Linear(d, d)
+        self.kv = nn.Linear(d, 2 * d)
+
+    def forward(self, hidden_states, key_value_states=None):
+        source = hidden_states if key_value_states is None else key_value_states
+        k, v = self.kv(source).chunk(2, dim=-1)
+        return (self.q(hidden_states) @ k.transpose(-1, -2)).softmax(-1) @ v
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.self_attn = Attention(d)
+        self.encoder_attn = Attention(d)
+        self.norm = nn.LayerNorm(d)
+
+    def forward(self, hidden_states, encoder_hidden_states=None, attention_mask=None):
+        hidden_states = self.self_attn(hidden_states)
+        if encoder_hidden_states is not None:
+            hidden_states = self.encoder_attn(hidden_states, key_value_states=encoder_hidden_states)
+        if attention_mask is not None:
+            hidden_states = hidden_states * attention_mask
+        return self.norm(hidden_states)
+'''
+
+
+def test_cross_attention_run_only_when_given_what_to_attend_to(tmp_path: Path) -> None:
+    path = tmp_path / "layer.py"
+    path.write_text(CROSS)
+    assert found(path, "ZG2") == [("ZG205", 26)]  # (the mask scales values: no block is skipped)
+
+
+HUB_TOOL = '''
+from hub import AutoModel, AutoTokenizer
+
+
+class Encoder:
+    def __init__(self, path):
+        self.tokenizer = AutoTokenizer.from_pretrained(path)
+        self.model = AutoModel.from_pretrained(path)
+
+    def encode(self, sentences, batch_size=64):
+        out = []
+        total = len(sentences) // batch_size + (1 if len(sentences) % batch_size else 0)
+        for i in range(total):
+            inputs = self.tokenizer(sentences[i * batch_size:(i + 1) * batch_size])
+            out.append(self.model(**inputs))
+        for i in range(batch_size):
+            self.tokenizer(sentences[i])
+        return out
+'''
+
+
+def test_a_plain_object_holding_a_hub_model_loops_over_its_inputs(tmp_path: Path) -> None:
+    path = tmp_path / "tool.py"
+    path.write_text(HUB_TOOL)
+    codes = found(path, "ZG2")
+    assert ("ZG204", 13) in codes
+    assert not any(line == 16 for _code, line in codes)  # the tokenizer runs no model
