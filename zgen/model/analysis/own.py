@@ -53,7 +53,7 @@ from .persistence import is_persistent, optional_param, persistent_param
 __all__ = [
     "OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "calls_inherited_method", "answering_classes", "TORCH_INITIALISERS",
     "TORCH_LOADERS", "own_state_calls", "child_copies", "uses_self_whole", "package_module_classes", "package_module_methods",
-    "package_definers", "SELF_CALL", "forward_parts_outside", "NOT_USES",
+    "package_definers", "SELF_CALL", "forward_parts_outside", "flattened_outside", "NOT_USES",
 ]
 
 # `nn.Module`'s methods, which every module inherits, that copy values into every parameter it holds.
@@ -1002,6 +1002,49 @@ def forward_parts_outside(index: ModelIndex) -> list[tuple[ClassInfo, MethodInfo
                 if isinstance(target, cst.Name) and target.value == "self" and node.func.attr.value in read:
                     found.append((cls, method, node))
     return found
+
+
+@memoised
+def flattened_outside(index: ModelIndex) -> list[tuple[ClassInfo, MethodInfo, cst.Call, bool]]:
+    """`self.rnn.flatten_parameters()` (or through a child, `self.encoder.rnn`) in a module's constructor after the
+    recurrent layer was built, or in a method run on the built module outside any forward: cuDNN lays every weight
+    of the layer out again there, reading placeholders. (class, method, call, in the constructor?)"""
+    found: list[tuple[ClassInfo, MethodInfo, cst.Call, bool]] = []
+    if "flatten_parameters" not in index.source:
+        return found
+    for cls in index.module_classes():
+        inits = {id(m) for m in cls.init_methods}
+        for method in (*cls.init_methods, *cls.entry_methods):
+            if ".flatten_parameters(" not in method.text:
+                continue
+            flat = flat_of(method)
+            calls = ModuleCalls(index, cls, flat, method.name) if flat is not None else None
+            for node, ctx in flat.nodes if flat is not None else ():
+                if type(node) is not cst.Call or ctx.guarded or type(node.func) is not cst.Attribute \
+                        or node.func.attr.value != "flatten_parameters" or node.args:
+                    continue
+                path = access_path(node.func.value)
+                if path is None or path.root != "self" or not path.parts:
+                    continue
+                # (a part of a child of a class we cannot tell, `self.encoder.rnn`: only torch's recurrent layers
+                # have the method)
+                classes = calls.classes_of(node.func.value)  # type: ignore[union-attr]
+                if classes and not any(
+                        ref == UNKNOWN_CLASS or method_uses(index, ref, "flatten_parameters") for ref in classes):
+                    continue
+                in_init = id(method) in inits
+                if in_init and not _built_before(cls, method, path.parts[0], node):
+                    continue
+                found.append((cls, method, node, in_init))
+    return found
+
+
+def _built_before(cls: ClassInfo, method: MethodInfo, name: str, at: cst.CSTNode) -> bool:
+    """Was the child `self.<name>` built before `at`, a node of the constructor `method` (or a helper it calls)?"""
+    member = facts_of(cls).members.get(name)
+    rank = next((i for i, m in enumerate(cls.init_methods) if m is method), 0)
+    return member is not None and member.kind in (Kind.MODULE, Kind.CONTAINER) and member.order < (
+        rank, method.order.get(id(at), 0))
 
 
 def _part_reads_own(index: ModelIndex, cls: ClassInfo, name: str) -> bool:

@@ -2253,6 +2253,11 @@ def rank_attrs(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
     properties that return it (`@property def is_main(self): return self.accelerator.is_main_process`)."""
     text = "".join(method.text for method in cls.init_methods)
     found = {m.group(1) for m in _RANK_ASSIGN.finditer(text)}
+    constants = rank_constants(index)  # `self.experts_start_idx = rank * self.n_local_experts` for the file's `rank`
+    if constants and any(c in text for c in constants):
+        named = "|".join(map(re.escape, sorted(constants)))
+        found |= {m.group(1) for m in re.finditer(
+            rf"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*(?<![\w.])(?:{named})(?!\w)", text)}
     for method in cls.all_methods():
         if "@property" in method.text and _RANK_RETURN.search(method.text):
             found.add(method.name)
@@ -3633,12 +3638,25 @@ def rank_constants(index: ModelIndex) -> frozenset[str]:
     decision on the rank, whatever the name says."""
     if "RANK" not in index.source and "rank(" not in index.source:
         return frozenset()
-    return frozenset(m.group(1) for m in _RANK_CONSTANT.finditer(index.source))
+    found = {m.group(1) for m in _RANK_CONSTANT.finditer(index.source)}
+    if "global" in index.source:  # `rank = 0` at the top, `global rank; rank = dist.get_rank()` in the setup
+        declared = {n.strip() for m in _GLOBAL.finditer(index.source) for n in m.group(1).split(",")}
+        found |= {m.group(1) for m in _RANK_SET.finditer(index.source) if m.group(1) in declared}
+    return frozenset(found)
 
 
 # A top-level binding to the rank: an environment variable of the launcher's, or the process group's answer.
 _RANK_CONSTANT = re.compile(
     r"^([A-Za-z_]\w*)[ \t]*=[^\n]*?(?:(?:getenv|environ\.get|environ)[ \t]*[(\[][ \t]*[\"'](?:"
+    + "|".join(sorted(known.RANK_ENV)) + r")[\"']|\bget_(?:local_|global_|node_)?rank\(\))",
+    re.M,
+)
+
+
+# ... or one a function binds there, declared `global` (`global world_size, rank` ... `rank = dist.get_rank()`)
+_GLOBAL = re.compile(r"^[ \t]+global[ \t]+(\w+(?:[ \t]*,[ \t]*\w+)*)", re.M)
+_RANK_SET = re.compile(
+    r"^[ \t]+([A-Za-z_]\w*)[ \t]*=[^\n]*?(?:(?:getenv|environ\.get|environ)[ \t]*[(\[][ \t]*[\"'](?:"
     + "|".join(sorted(known.RANK_ENV)) + r")[\"']|\bget_(?:local_|global_|node_)?rank\(\))",
     re.M,
 )

@@ -35,7 +35,10 @@ from .index import ClassInfo, ModelIndex, memoised
 from .skeleton import dotted as skeleton_dotted
 from .tree import const_str, cst, walk
 
-__all__ = ["attribute_strings", "attribute_values", "class_lookup", "family", "registry_values", "string_list"]
+__all__ = [
+    "attribute_strings", "attribute_values", "class_lookup", "family", "keyed_attribute_values", "registry_values",
+    "string_list",
+]
 
 
 def class_lookup(expr: cst.BaseExpression) -> str | None:
@@ -79,6 +82,22 @@ def attribute_values(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[tupl
     for owner, value in found:
         unique.setdefault((id(owner), _written(value)), (owner, value))
     return tuple(unique.values())
+
+
+@memoised
+def keyed_attribute_values(
+    index: ModelIndex, cls: ClassInfo, name: str
+) -> tuple[tuple[ModelIndex, cst.BaseExpression], ...]:
+    """The class-naming values of the literal dicts the family of `cls` assigns to its attribute `name`
+    (`supported_rnns = {"lstm": nn.LSTM, "gru": nn.GRU}`), each with the index of its file: what `self.name[key]`
+    may hold."""
+    return tuple(_values_in(family(index, cls), name, _dict_values))
+
+
+def _dict_values(value: cst.BaseExpression, _name: str) -> list[cst.BaseExpression]:
+    if type(value) is not cst.Dict:
+        return []
+    return [e.value for e in value.elements if type(e) is cst.DictElement and type(e.value) in (cst.Name, cst.Attribute)]
 
 
 @memoised

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import known
-from .class_values import attribute_values, class_lookup, registry_values
+from .class_values import attribute_values, class_lookup, keyed_attribute_values, registry_values
 from .given import passed_classes
 from .index import ClassInfo, MethodInfo, ModelIndex, memoised
 from .size import upper_bound
@@ -1067,6 +1067,11 @@ class _FactsReader:
                     made = (max(old[0], made[0]), old[1] + tuple(c for c in made[1] if c not in old[1]))
             if made is not None:
                 self.module_types[target.value] = made  # `layer_type = type(self.base)`: calling it builds one
+            if made is None and type(value) is cst.Subscript and self.cls is not None and (
+                    keyed := class_lookup(value.value)) is not None:
+                made = self.class_values(keyed, keyed=True)  # `rnn_cell = self.supported_rnns[rnn_type]`
+                if made is not None:
+                    self.module_types[target.value] = made
             lookup = class_lookup(value) if self.cls is not None else None
             if lookup is not None and (isinstance(value, cst.Call) or self.cls.inherited_method(lookup) is None):  # type: ignore[union-attr]
                 self.class_locals[target.value] = lookup  # `cls = getattr(self, "act_class", None)`
@@ -1259,15 +1264,17 @@ class _FactsReader:
             kind, classes = max(kind, k), classes + tuple(x for x in c if x not in classes)
         return kind, classes
 
-    def class_values(self, name: str) -> tuple[Kind, tuple[str, ...]] | None:
+    def class_values(self, name: str, keyed: bool = False) -> tuple[Kind, tuple[str, ...]] | None:
         """What calling the class the family of the class read holds in its attribute `name` builds: the module
-        classes of every assignment (`class_values.attribute_values`), else None."""
+        classes of every assignment (`class_values.attribute_values`), else None. `keyed`: a class the attribute,
+        a dict of classes, holds under a key (`self.supported_rnns[kind]`)."""
         if self.cls is None or self._depth > 4:
             return None
         classes: tuple[str, ...] = ()
         self._depth += 1
         try:
-            for owner, expr in attribute_values(self.index, self.cls, name):
+            values = keyed_attribute_values if keyed else attribute_values
+            for owner, expr in values(self.index, self.cls, name):
                 kind, found = classify(owner, cst.Call(func=expr), resolve=self.resolve)
                 if kind == Kind.MODULE:
                     classes += tuple(c if owner is self.index else owner.global_name(c) for c in found)

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..analysis.access import READ, ParamAccess, Reach, Scope
 from ..analysis.calls import handed_read
-from ..analysis.own import forward_parts_outside
+from ..analysis.own import flattened_outside, forward_parts_outside
 from ..analysis.scopes import param_accesses
 from ..analysis.value_reads import reads_values
 from ..program.index import ModelIndex
@@ -179,6 +179,15 @@ class GPT(nn.Module):
                 "partitioned there, so this reads empty placeholders"
             )
             yield self.finding(index, method.snippet, call, message, _HELP)
+        for _cls, method, call, in_init in flattened_outside(index):
+            layer = code_of(call.func.value)  # type: ignore[attr-defined]
+            where = "after it was built" if in_init else "a method run on the built model outside any forward"
+            message = (
+                f"`{code_of(call.func)}()` lays out every weight of the recurrent layer `{layer}` again in "
+                f"`{method.name}`, {where}; ZeRO-3 keeps them partitioned there, so cuDNN reads empty placeholders"
+            )
+            help = f"drop the call under ZeRO-3 (`{layer}`'s own forward handles its weights)"
+            yield self.finding(index, method.snippet, call, message, help)
 
 
 def _late_value_read(access: ParamAccess) -> bool:

@@ -220,6 +220,8 @@ class Quantiser(nn.Module):
                 external = external | (package_module_methods(index) & rest) if rest else external
             called &= names | external | known.FORWARD_PARTS
             in_forward = any(method is m for _, m in forward)
+            if not in_forward:
+                called.discard("flatten_parameters")  # (outside any forward: a read of placeholders, ZG109 tells it)
             if called and not in_forward:
                 # run on the built model: only methods that can compute with parameters are worth parsing for
                 called = {name for name in called if name in external or name in known.FORWARD_PARTS
@@ -354,7 +356,10 @@ class Quantiser(nn.Module):
                 if node.func.attr.value != "flatten_parameters" or isinstance(target, cst.Name) and target.value == "self":
                     continue
                 classes = calls.classes_of(target)  # type: ignore[union-attr]
-                if not classes or not any(method_uses(index, ref, "flatten_parameters") for ref in classes):
+                # (a child of a class no file tells, `self.rnn = rnn_cell(d, h)` for `rnn_cell = self.supported_rnns[
+                # kind]`: only torch's recurrent layers lay their weights out)
+                unread = classes is not None and all(ref == UNKNOWN_CLASS for ref in classes)
+                if not classes or not unread and not any(method_uses(index, ref, "flatten_parameters") for ref in classes):
                     continue
                 message = (
                     f"`{code_of(node.func)}()` lays out the weights of `{code_of(target)}` again outside its forward; "
