@@ -97,7 +97,9 @@ def keyed_attribute_values(
 def _dict_values(value: cst.BaseExpression, _name: str) -> list[cst.BaseExpression]:
     if type(value) is not cst.Dict:
         return []
-    return [e.value for e in value.elements if type(e) is cst.DictElement and type(e.value) in (cst.Name, cst.Attribute)]
+    return [
+        e.value for e in value.elements if type(e) is cst.DictElement and type(e.value) in (cst.Name, cst.Attribute)
+    ]
 
 
 @memoised

@@ -359,7 +359,8 @@ class Quantiser(nn.Module):
                 # (a child of a class no file tells, `self.rnn = rnn_cell(d, h)` for `rnn_cell = self.supported_rnns[
                 # kind]`: only torch's recurrent layers lay their weights out)
                 unread = classes is not None and all(ref == UNKNOWN_CLASS for ref in classes)
-                if not classes or not unread and not any(method_uses(index, ref, "flatten_parameters") for ref in classes):
+                if not classes or not unread and not any(
+                        method_uses(index, ref, "flatten_parameters") for ref in classes):
                     continue
                 message = (
                     f"`{code_of(node.func)}()` lays out the weights of `{code_of(target)}` again outside its forward; "
