@@ -239,3 +239,38 @@ def test_a_plain_object_holding_a_hub_model_loops_over_its_inputs(tmp_path: Path
     codes = found(path, "ZG2")
     assert ("ZG204", 13) in codes
     assert not any(line == 16 for _code, line in codes)  # the tokenizer runs no model
+
+
+REBOUND = '''
+import torch.distributed as dist
+
+
+def main(args, model, ds, loader):
+    is_main = dist.get_rank() == 0
+    labels = []
+    if is_main and len(labels) > 0:
+        labels = build(labels)
+    labels = load_all(args.path)
+    ds = concat(ds, labels)
+    steps = len(ds) // args.bs
+    flags = []
+    if is_main:
+        flags = build(flags)
+    if args.other:
+        flags = load_all(args.path)
+    every = len(flags) + 1
+    for step, batch in enumerate(loader):
+        model(batch).backward()
+        if step % steps == 0:
+            model.save_checkpoint(args.out)
+        if step % every == 0:
+            model.save_checkpoint(args.out)
+'''
+
+
+def test_a_value_rebound_on_every_rank_no_longer_holds_what_the_main_process_built(tmp_path: Path) -> None:
+    path = tmp_path / "train.py"
+    path.write_text(REBOUND)
+    codes = found(path, "ZG2")
+    assert ("ZG201", 21) not in codes  # `labels` rebound, before `steps` is computed, to what every rank loads
+    assert ("ZG201", 23) in codes  # `flags` rebound only under another test: the main process's may remain

@@ -164,14 +164,15 @@ class Taint:
         self._lists: frozenset[str] | None = None  # (`_built_list`, read at the first length tested of an output)
         # name -> where it is bound, unconditionally, to a value every rank agrees on (position, loops): a tainted
         # binding before such a rebinding does not reach past it (`_reaches`)
-        self._kills: dict[str, list[tuple[int, tuple[cst.CSTNode, ...]]]] = {}
+        # (and the tests it runs under: it holds for a use under all of them)
+        self._kills: dict[str, list[tuple[int, tuple[cst.CSTNode, ...], tuple[cst.CSTNode, ...]]]] = {}
         gathered: dict[str, int] = {}
         rebound: dict[str, int] = {}  # name -> the last position another binding of it sits at
         for node, node_ctx in flat.nodes:
             if type(node) is cst.Assert and (settled := _asserted_setting(node.test)) is not None:
                 # `assert not (self.accept_memories ^ has_memories)`: past it, the local is the setting, on every
                 # rank that goes on
-                self._kills.setdefault(settled, []).append((flat.position[id(node)], node_ctx.loops))
+                self._kills.setdefault(settled, []).append((flat.position[id(node)], node_ctx.loops, node_ctx.conds))
             elif type(node) is cst.Call and agreeing(node) and node.args and isinstance(node.args[0].value, cst.Name):
                 self.agreed.setdefault(node.args[0].value.value, flat.position.get(id(node), 0))
             elif type(node) is cst.Assign or type(node) is cst.AugAssign or type(node) is cst.AnnAssign:
@@ -351,13 +352,17 @@ class Taint:
             targets = [cst.Tuple(kept)]
         if not kinds:
             # `best = broadcast_metric(best)`: from here on agreed; `for module in [g, d]:` after `module` was
-            # bound on rank 0 alone: rebound, on every rank, to values every rank holds
-            if not ctx.conds and (type(node) is cst.For or type(node) is cst.Assign and isinstance(
+            # bound on rank 0 alone: rebound, on every rank, to values every rank holds; `labels = load_all(path)`
+            # after `labels = build(labels)` on the main process alone: a new value, every rank's own alike
+            replaced = type(node) in (cst.Assign, cst.AnnAssign) and all(type(t) is cst.Name for t in targets)
+            if replaced or not ctx.conds and (type(node) is cst.For or type(node) is cst.Assign and isinstance(
                     value, cst.Call) and self.agreed_value(value)):
-                kill = (flat.position.get(id(node), -1), ctx.loops)
+                kill = (flat.position.get(id(node), -1), ctx.loops, ctx.conds)
                 for name in (n for t in targets for n in bound_names(t)):
                     if kill not in self._kills.setdefault(name, []):
                         self._kills[name].append(kill)
+                        if name in self._where:
+                            self._version += 1  # (reads past it, already answered, are read again)
             return
         self._version += 1
         site = (flat.position.get(id(node), -1), ctx.loops)
@@ -608,10 +613,21 @@ class Taint:
         guard = self._enclosing_while_test(use)
         if guard is not None:  # `while go:` with `go = ...` in the body: the loop carries it back
             loops = (*loops, guard)
-        kills = self._kills.get(key or use.value, ())
+        conds = self._flat.nodes[position][1].conds
+        kills = [  # (a rebinding under tests that do not all hold where the use is may not have run)
+            (k, kill_loops) for k, kill_loops, kill_conds in self._kills.get(key or use.value, ())
+            if all(any(c is u for u in conds) for c in kill_conds)
+        ]
         for at, around in sites:
             if any(loop is other for loop in around for other in loops):
-                return True
+                # (carried around the loop, unless rebound in the use's own loops, unconditionally, before the use and
+                # after the binding, or anywhere before the use when the binding comes after it in the loop)
+                if not any(
+                    k < position and (at < k or at > position) and len(kill_loops) == len(loops)
+                    and all(a is b for a, b in zip(kill_loops, loops)) for k, kill_loops in kills
+                ):
+                    return True
+                continue
             if at < position and not any(
                 at < k < position and all(any(l is o for o in loops) for l in kill_loops) for k, kill_loops in kills
             ):  # (a binding to an agreed value between, in no loop the use is outside of: every rank's the same)
