@@ -83,7 +83,7 @@ def mentions_guard(test: cst.CSTNode) -> bool:
     for node in walk(test):
         if type(node) is cst.Name and node.value in known.GUARD_NAMES:  # leaf node types: no ABC check
             return True
-        if type(node) is cst.Attribute and node.attr.value in known.GUARD_NAMES:
+        if type(node) is cst.Attribute and node.attr.value in known.GUARD_ATTRIBUTES:
             return True
     return False
 

@@ -43,6 +43,7 @@ __all__ = [
     "WRAPPER_NAMES",
     "FABRIC_COLLECTIVES",
     "GUARD_NAMES",
+    "GUARD_ATTRIBUTES",
     "is_gather_context",
     "RANDOM_TORCH",
     "RANDOM_HOST_PREFIXES",
@@ -462,8 +463,11 @@ def wrapper_collective(owner: str, method: str) -> bool:
 # without ZeRO; `is_sagemaker_mp_enabled`, `is_torch_xla_available`: another distributed backend than ZeRO-3.)
 GUARD_NAMES = frozenset(
     {"synced_gpus", "is_deepspeed_zero3_enabled", "is_fsdp_managed_module", "is_zero3", "zero3_enabled",
-     "is_deepspeed_enabled", "is_sagemaker_mp_enabled", "is_torch_xla_available"}
+     "is_deepspeed_enabled", "is_sagemaker_mp_enabled", "is_torch_xla_available", "use_deepspeed", "deepspeed_enabled"}
 )  # fmt: skip
+# ... and attributes (not the module's name itself, `deepspeed.comm.get_rank()`): the engine a trainer holds, or the
+# switch of a run's settings (`and not self.deepspeed:  # deepspeed does its own clipping`, `if args.deepspeed:`)
+GUARD_ATTRIBUTES = GUARD_NAMES | {"deepspeed"}
 
 
 def is_gather_context(name: str | None) -> bool:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from ..analysis.flow import flat_of
 from ..program import known
-from ..program.index import ClassInfo, ModelIndex, memoised
+from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import Kind, classify, facts_of, has_params
 from ..program.tree import access_path, call_name, code_of, cst
 from ..program.trigger import line_matches, word_first
@@ -104,36 +104,59 @@ class Net(nn.Module):
     )
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
-        for cls, method in (*index.methods("forward", None), *index.methods("hook", None)):
-            if not (_creates(index, method.text) or _replaces(index, cls, method.text)):
+        for cls, method, node, message in _in_forward(index):
+            if method.name == "forward" or not any(m is method for m in cls.init_methods):
+                yield self.finding(index, method.snippet, node, message, _HELP)
                 continue
-            flat = flat_of(method)
-            if flat is None:
-                continue
-            for node, _ctx in flat.nodes:
-                kind = type(node)
-                if kind is cst.Call:
-                    message = _creation(index, cls, node) or _creation_through_local(index, cls, flat, node)
-                    if message:
-                        yield self.finding(index, method.snippet, node, message, _HELP)
-                elif kind is cst.AssignTarget:
-                    path = access_path(node.target)
-                    if path is None or path.root != "self" or not path.parts or not _replaces(index, cls, method.text):
-                        continue
-                    member = facts_of(cls).members.get(path.parts[0])
-                    if member is None:
-                        continue
-                    if _same_object(node, path.parts[0], flat):
-                        continue  # `self.head = self.head.to(dtype)`: Module.to returns the module itself
-                    if len(path.parts) == 1 and member.kind in (Kind.PARAM, Kind.MODULE, Kind.CONTAINER):
-                        what = "parameter" if member.kind == Kind.PARAM else "submodule"
-                        message = (
-                            f"`{code_of(node.target)} = ...` in forward replaces a {what} registered in `__init__`"
-                        )
-                        yield self.finding(index, method.snippet, node.target, message, _HELP)
-                    elif path.parts[1:] == ("data",) and member.kind == Kind.PARAM:
-                        message = f"`{code_of(node.target)} = ...` replaces the storage of a parameter during forward"
-                        yield self.finding(index, method.snippet, node.target, message, _HELP)
+            # a helper `__init__` runs as well, where the parameter is made before partitioning: told at the calls
+            # forward makes of it (`if seq_len > self.weights.size(0): self.make_weights(n, d)`)
+            for caller, call in _forward_calls(cls, method):
+                told = f"`{code_of(call.func)}(...)` in `{caller.name}` runs `{method.name}`, where " + message
+                yield self.finding(index, caller.snippet, call, told, _HELP)
+
+
+def _forward_calls(cls: ClassInfo, helper: MethodInfo) -> Iterator[tuple[MethodInfo, cst.Call]]:
+    """The calls `self.<helper>(...)` in the methods forward runs that `__init__` does not."""
+    for caller in cls.forward_methods:
+        if caller is helper or any(m is caller for m in cls.init_methods) or f"self.{helper.name}(" not in caller.text:
+            continue
+        flat = flat_of(caller)
+        for node, _ctx in flat.nodes if flat is not None else ():
+            if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == helper.name \
+                    and type(node.func.value) is cst.Name and node.func.value.value == "self":
+                yield caller, node
+
+
+def _in_forward(index: ModelIndex) -> Iterator[tuple[ClassInfo, MethodInfo, cst.CSTNode, str]]:
+    """(class, method, node, message) of each creation or replacement in a method forward (or a hook) runs."""
+    for cls, method in (*index.methods("forward", None), *index.methods("hook", None)):
+        if not (_creates(index, method.text) or _replaces(index, cls, method.text)):
+            continue
+        flat = flat_of(method)
+        if flat is None:
+            continue
+        for node, _ctx in flat.nodes:
+            kind = type(node)
+            if kind is cst.Call:
+                message = _creation(index, cls, node) or _creation_through_local(index, cls, flat, node)
+                if message:
+                    yield cls, method, node, message
+            elif kind is cst.AssignTarget:
+                path = access_path(node.target)
+                if path is None or path.root != "self" or not path.parts or not _replaces(index, cls, method.text):
+                    continue
+                member = facts_of(cls).members.get(path.parts[0])
+                if member is None:
+                    continue
+                if _same_object(node, path.parts[0], flat):
+                    continue  # `self.head = self.head.to(dtype)`: Module.to returns the module itself
+                if len(path.parts) == 1 and member.kind in (Kind.PARAM, Kind.MODULE, Kind.CONTAINER):
+                    what = "parameter" if member.kind == Kind.PARAM else "submodule"
+                    message = f"`{code_of(node.target)} = ...` in forward replaces a {what} registered in `__init__`"
+                    yield cls, method, node.target, message
+                elif path.parts[1:] == ("data",) and member.kind == Kind.PARAM:
+                    message = f"`{code_of(node.target)} = ...` replaces the storage of a parameter during forward"
+                    yield cls, method, node.target, message
 
 
 def _same_object(target: cst.AssignTarget, name: str, flat) -> bool:
