@@ -393,7 +393,22 @@ def _persistent(index: ModelIndex, access: ParamAccess) -> bool:
                 return stays_gathered(numel, index.persistence_threshold)
             if len(first.classes) == 1 and _forwarded_small(index, access, last):
                 return True
-    return _layer_bias(index, access) or _persistent_by_class(index, access)
+    return _layer_bias(index, access) or _persistent_by_class(index, access) or _norm_named(access)
+
+
+# A child named as a normalisation layer is (`self.rbr_dense.bn`, `self.ln_f`, `self.attn_norm`): its weight and bias
+# hold one value per channel.
+_NORM_NAME = re.compile(r"(?:^|_)(?:bn|ln|gn|norm|layernorm|batchnorm|groupnorm|rmsnorm)\d*$|^norm")
+
+
+def _norm_named(access: ParamAccess) -> bool:
+    """A `weight` or `bias` of a child named as a norm layer is, of a class zgen cannot tell or one of several it may
+    be (`self.rbr_dense.bn` of a `Sequential` of a conv and a batch norm): a vector of one value per channel, below
+    the threshold."""
+    if access.param not in ("weight", "bias") or _NORM_NAME.search(access.owner.rsplit(".", 1)[-1]) is None:
+        return False
+    return all(c == UNKNOWN_CLASS for c in access.owner_classes) or any(
+        "Norm" in c.rsplit(".", 1)[-1] for c in access.owner_classes)
 
 
 @memoised
