@@ -274,3 +274,66 @@ def test_a_value_rebound_on_every_rank_no_longer_holds_what_the_main_process_bui
     codes = found(path, "ZG2")
     assert ("ZG201", 21) not in codes  # `labels` rebound, before `steps` is computed, to what every rank loads
     assert ("ZG201", 23) in codes  # `flags` rebound only under another test: the main process's may remain
+
+
+SELECT = '''
+def define_model(opt):
+    kind = opt["model"]
+    if kind == "plain":
+        from .model_plain import ModelPlain as M
+    else:
+        from .model_gan import ModelGAN as M
+    m = M(opt)
+    return m
+'''
+
+PLAIN = '''
+from torch import nn
+
+
+class ModelPlain:
+    def __init__(self, opt):
+        self.netG = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 4))
+
+    def feed_data(self, data):
+        self.L = data
+
+    def test(self):
+        self.E = self.netG(self.L)
+'''
+
+GAN = PLAIN.replace("ModelPlain", "ModelGAN")
+
+TRAIN = '''
+import random
+
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+from .select_model import define_model
+
+
+def main(opt, train_set, test_loader):
+    seed = opt["seed"]
+    if seed is None:
+        seed = random.randint(1, 10000)
+    sampler = DistributedSampler(train_set, drop_last=True, seed=seed)
+    loader = DataLoader(train_set, batch_size=4, sampler=sampler)
+    model = define_model(opt)
+    rank = dist.get_rank()
+    for epoch in range(10):
+        sampler.set_epoch(epoch + seed)
+        for data in loader:
+            model.feed_data(data)
+            model.test()
+        if rank == 0:
+            for data in test_loader:
+                model.feed_data(data)
+                model.test()
+'''
+
+
+def test_a_plain_model_a_factory_of_another_file_imports_in_its_branches(tmp_path: Path) -> None:
+    files = {"select_model.py": SELECT, "model_plain.py": PLAIN, "model_gan.py": GAN, "train.py": TRAIN}
+    codes = found_in_package(tmp_path, files, "train.py", prefix="ZG2")
+    assert codes == [("ZG201", 23)]  # rank 0 alone tests; the seed orders the sampler's draws, not how many

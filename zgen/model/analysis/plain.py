@@ -195,28 +195,76 @@ def _built_class(index: ModelIndex, call: cst.Call) -> tuple[ClassInfo, ...]:
     written = dotted(call.func)
     if written is not None and written in index.skeleton.functions:
         return _factory_classes(index, written)
-    return plain_class(index, written)
+    found = plain_class(index, written)
+    if not found and written is not None and written[:1].islower() and "." not in written:
+        return _external_factory(index, written)  # `model = define_Model(opt)` of another file
+    return found
 
 
 # `return Agent(d)`: the text without which a function returns no construction
 _RETURNS_CALL = re.compile(r"\breturn\s+([A-Za-z_][\w.]*)\(")
+_BOUND_CALL = re.compile(r"^[ \t]+([A-Za-z_]\w*)[ \t]*=[ \t]*([A-Za-z_][\w.]*)\(", re.M)
 
 
 @memoised
 def _factory_classes(index: ModelIndex, name: str) -> tuple[ClassInfo, ...]:
-    """The plain classes a function of the file returns a construction of."""
+    """The plain classes a function of the file returns a construction of; a class its branches import by one name
+    (`from models.model_plain import ModelPlain as M` ... `return M(opt)`, KAIR's `define_Model`) is each of them."""
     span = index.skeleton.functions[name]
-    returned = _RETURNS_CALL.findall(index.skeleton.text(span.start, span.end))  # (a trigger: read from the parse)
-    if not any(plain_class(index, written) for written in returned):
+    text = index.skeleton.text(span.start, span.end)
+    # (a trigger, read from the parse: `return Agent(d)`, or `m = M(opt)` ... `return m`)
+    returned = _RETURNS_CALL.findall(text) + [m.group(2) for m in _BOUND_CALL.finditer(text)
+                                              if re.search(rf"\breturn\s+{m.group(1)}\s*$", text, re.M)]
+    imported = "import " in text and any(re.search(rf"import[^\n]*\b{re.escape(w)}\b", text) for w in returned)
+    if not imported and not any(plain_class(index, written) for written in returned):
         return ()
     snippet = index.parse(span)
     if snippet is None:
         return ()
+    local = _local_imports(index, snippet.node) if imported else {}
+    bound = {  # `m = M(opt)`: the construction a returned local holds
+        node.targets[0].target.value: node.value for node in walk(snippet.node)
+        if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name
+        and type(node.value) is cst.Call
+    }
     found: list[ClassInfo] = []
     for node in walk(snippet.node):
+        if isinstance(node, cst.Return) and isinstance(node.value, cst.Name) and node.value.value in bound:
+            node = node.with_changes(value=bound[node.value.value])
         if isinstance(node, cst.Return) and isinstance(node.value, cst.Call):
-            found += [c for c in plain_class(index, dotted(node.value.func)) if c not in found]
+            written = dotted(node.value.func)
+            for ref in local.get(written or "", ()):
+                external = index.external(ref)
+                if external is not None and not external[1].is_module and external[1] not in found:
+                    found.append(external[1])
+            found += [c for c in plain_class(index, written) if c not in found]
     return tuple(found)
+
+
+def _local_imports(index: ModelIndex, function: cst.CSTNode) -> dict[str, list[str]]:
+    """The names a function's own imports bind -> what they import, as absolute names (one name bound on several
+    branches to several classes)."""
+    found: dict[str, list[str]] = {}
+    for node in walk(function):
+        if type(node) is not cst.ImportFrom or isinstance(node.names, cst.ImportStar):
+            continue
+        module = "." * len(node.relative) + (dotted(node.module) or "") if node.module is not None or node.relative \
+            else ""
+        for alias in node.names:
+            name = dotted(alias.name)
+            bound = alias.asname.name.value if alias.asname is not None else name  # type: ignore[union-attr]
+            if name and bound:
+                found.setdefault(bound, []).append(index.absolute(f"{module}.{name}" if not module.endswith(".")
+                                                                   else f"{module}{name}"))
+    return found
+
+
+def _external_factory(index: ModelIndex, written: str) -> tuple[ClassInfo, ...]:
+    """`_factory_classes` of a function of another file of the program, imported by name (`define_Model(opt)`)."""
+    found = index.external_function(index.qualify(written))
+    if found is None or found[1].node is None or found[1].name not in found[0].skeleton.functions:
+        return ()
+    return _factory_classes(found[0], found[1].name)
 
 
 def plain_class(index: ModelIndex, written: str | None) -> tuple[ClassInfo, ...]:

@@ -703,6 +703,7 @@ class Taint:
                     for arg in node.args:  # world)`: this rank's share of the data or the work, as much on every rank
                         inner = self._of(arg.value, names)
                         inner.pop(RANK, None)
+                        _drop_seeded(inner, arg.keyword.value if arg.keyword is not None else None)
                         _merge_into(found, inner)
                     if (own := self._call_kind(node)) is not None:
                         found.setdefault(own, _call_text(node))  # (what the function answers itself still counts)
@@ -866,6 +867,8 @@ class Taint:
                     inner = self._of(node.value, names)  # `torch.load(path, map_location=f"cuda:{rank}")`: where the
                     inner.pop(RANK, None)  # values land, not which values: the rank placed, as in `parts[rank]`; and
                     # `make_iterator(data, n, seed=seed + rank)`: the order the draws take, not how many there are
+                    # (whatever drew the seed: `seed = random.randint(1, 10000)`)
+                    _drop_seeded(inner, node.keyword.value)
                     _merge_into(found, inner)
                     continue
                 if node.keyword is not None and node.keyword.value in _DISPLAY_KEYWORDS:
@@ -2471,6 +2474,15 @@ _PLACEMENT_KEYWORDS = frozenset({"map_location", "device", "device_ids", "output
 # Keywords seeding what a call draws (`make_iterator(data, n, seed=seed + rank)`): a seed of this rank's own changes
 # the values drawn, not how many.
 _SEED_KEYWORDS = frozenset({"seed", "random_state", "random_seed", "rng_seed", "shuffle_seed"})
+
+
+def _drop_seeded(taint: dict[str, str], keyword: str | None) -> None:
+    """A seed handed by keyword orders the draws, however it was drawn itself: no random taint passes."""
+    if keyword in _SEED_KEYWORDS:
+        taint.pop(RANDOM, None)
+        taint.pop(HOST_RANDOM, None)
+
+
 # Keywords handing a data loader, sampler or dataset builder this rank's place (`DistributedSampler(ds, rank=r)`,
 # `create_dataloader(path, bs, rank=LOCAL_RANK)`): it picks this rank's shard, of the same length on every rank.
 _SHARD_KEYWORDS = frozenset({"rank", "local_rank", "global_rank", "num_replicas", "world_size", "shard_id", "num_shards"})
