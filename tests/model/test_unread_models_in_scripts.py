@@ -206,10 +206,20 @@ class DecoderLayer(nn.Module):
 '''
 
 
+MODED = CROSS.replace(
+    "encoder_hidden_states=None, attention_mask=None):", "encoder_hidden_states=None, attention_mask=None, mode=None):"
+).replace(
+    "if encoder_hidden_states is not None:",
+    'if mode in ["multimodal", "fusion"]:\n            assert encoder_hidden_states is not None, "cross-attention needs it"',
+)
+
+
 def test_cross_attention_run_only_when_given_what_to_attend_to(tmp_path: Path) -> None:
     path = tmp_path / "layer.py"
     path.write_text(CROSS)
     assert found(path, "ZG2") == [("ZG205", 26)]  # (the mask scales values: no block is skipped)
+    path.write_text(MODED)
+    assert found(path, "ZG2") == []  # which mode the calling model names, the same on every rank
 
 
 HUB_TOOL = '''

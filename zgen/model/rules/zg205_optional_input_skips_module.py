@@ -1147,11 +1147,21 @@ def _presence_test(
     names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name) and id(n) not in callees}
     if not names or not names <= optional:
         return False
+    if any(isinstance(n, ast.Compare) and isinstance(n.left, ast.Name) and any(map(_text_value, n.comparators))
+           for n in ast.walk(test)):
+        return False  # `mode in ["multimodal", "fusion"]`: which mode a caller passed, not whether it passed one
     return (
         bool(calls)
         or any(isinstance(n, ast.Compare) for n in ast.walk(test))
         or isinstance(test, (ast.Name, ast.UnaryOp))
     )
+
+
+def _text_value(expr: ast.expr) -> bool:
+    """A string constant, or a display of them (`"fusion"`, `["multimodal", "fusion"]`)."""
+    if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
+        return bool(expr.elts) and all(_text_value(e) for e in expr.elts)
+    return isinstance(expr, ast.Constant) and isinstance(expr.value, str)
 
 
 def _is_config(expr: ast.expr) -> bool:
