@@ -347,3 +347,47 @@ def test_a_plain_model_a_factory_of_another_file_imports_in_its_branches(tmp_pat
     files = {"select_model.py": SELECT, "model_plain.py": PLAIN, "model_gan.py": GAN, "train.py": TRAIN}
     codes = found_in_package(tmp_path, files, "train.py", prefix="ZG2")
     assert codes == [("ZG201", 23)]  # rank 0 alone tests; the seed orders the sampler's draws, not how many
+
+
+TRAINER = '''
+from contextlib import suppress
+
+import torch
+
+
+class Trainer:
+    def __init__(self, args, model, wrap):
+        self.args = args
+        self.model = model
+        self.wrapped_model = wrap(model) if args.ddp else None
+
+    def _get_model(self):
+        if self.wrapped_model is None:
+            return self.model
+        return self.wrapped_model
+
+    def train_step(self, batch):
+        outputs, loss = self._get_model().train_step(batch)
+        loss.backward()
+
+    def test_run(self):
+        self.model.eval()
+        model = self._get_model()
+        with suppress(NotImplementedError):
+            model.test_run(self)
+
+    def fit(self, loader):
+        for epoch in range(10):
+            for batch in loader:
+                self.train_step(batch)
+            if self.args.rank <= 0:
+                self.test_run()
+            if self.args.lora_rank > 0:
+                self.test_run()
+'''
+
+
+def test_a_trainer_test_run_on_the_first_rank_through_a_getter_of_either_held_model(tmp_path: Path) -> None:
+    path = tmp_path / "trainer.py"
+    path.write_text(TRAINER)
+    assert found(path, "ZG2") == [("ZG201", 32)]  # (`lora_rank`: a setting, compared with 0 all the same)

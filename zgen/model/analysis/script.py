@@ -430,16 +430,22 @@ def held_properties(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
             continue  # (a method given arguments may hand back what they choose)
         node = method.node
         returns = [n.value for n in walk(node.body) if isinstance(n, cst.Return)] if node is not None else []
-        if len(returns) != 1 or returns[0] is None:
+        if not returns or any(value is None for value in returns):
             continue
-        value = returns[0]
-        if (wrapped := unwrapped_argument(value)) is not None:
-            value = wrapped
-        classes: tuple[str, ...] = ()
-        for option in options(index, value) or (value,):
-            name = dotted(option) or ""
-            if name.startswith("self.") and name[5:] in held:
-                classes += tuple(c for c in held[name[5:]] if c not in classes)
+        # (each `return` a held model: `if self.wrapped_model is None: return self.model`, `return self.wrapped_model`)
+        classes: tuple[str, ...] | None = ()
+        for value in returns:
+            if (wrapped := unwrapped_argument(value)) is not None:
+                value = wrapped
+            found_here: tuple[str, ...] = ()
+            for option in options(index, value) or (value,):
+                name = dotted(option) or ""
+                if name.startswith("self.") and name[5:] in held:
+                    found_here += tuple(c for c in held[name[5:]] if c not in found_here)
+            if not found_here:
+                classes = None
+                break
+            classes += tuple(c for c in found_here if c not in classes)  # type: ignore[operator]
         if classes:
             found[method.name if prop else f"{method.name}()"] = classes
     return found

@@ -785,6 +785,12 @@ class Taint:
                 inner.pop(RANK, None)
                 _merge_into(found, inner)
                 continue
+            elif kind is cst.Comparison and _rank_field_compared(node):
+                # `if self.args.rank <= 0:`, `opt.rank == 0`: a run's `rank` field tested against the first rank (a
+                # LoRA rank is handed to layers, not compared with 0)
+                found.setdefault(RANK, code_of(node.left))
+                stack.extend(c.comparator for c in node.comparisons)
+                continue
             elif kind is cst.Attribute and node.attr.value in VALUE_FREE_ATTRS:
                 # `x.ndim` of a value that went through a random helper (`drop_path`): the shape is not random
                 inner = self._of(node.value, names)
@@ -2474,6 +2480,21 @@ _PLACEMENT_KEYWORDS = frozenset({"map_location", "device", "device_ids", "output
 # Keywords seeding what a call draws (`make_iterator(data, n, seed=seed + rank)`): a seed of this rank's own changes
 # the values drawn, not how many.
 _SEED_KEYWORDS = frozenset({"seed", "random_state", "random_seed", "rng_seed", "shuffle_seed"})
+
+
+def _rank_field_compared(test: cst.Comparison) -> bool:
+    """`args.rank == 0`, `self.args.rank <= 0`: the `rank` field of a run's settings tested for the first rank (not
+    `self.rank > 0` of a low-rank adapter, whether it is enabled)."""
+    left = test.left
+    if type(left) is not cst.Attribute or left.attr.value != "rank" or len(test.comparisons) != 1:
+        return False
+    if type(left.value) is cst.Name and left.value.value == "self":
+        return False
+    value = test.comparisons[0].comparator
+    if type(value) is cst.UnaryOperation and type(value.operator) is cst.Minus:
+        value = value.expression
+    return type(value) is cst.Integer and value.value in ("0", "1") and type(test.comparisons[0].operator) in (
+        cst.Equal, cst.LessThanEqual, cst.LessThan)
 
 
 def _drop_seeded(taint: dict[str, str], keyword: str | None) -> None:
