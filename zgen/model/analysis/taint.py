@@ -3695,20 +3695,16 @@ def rank_constants(index: ModelIndex) -> frozenset[str]:
 
 
 # A top-level binding to the rank: an environment variable of the launcher's, or the process group's answer.
-_RANK_CONSTANT = re.compile(
-    r"^([A-Za-z_]\w*)[ \t]*=[^\n]*?(?:(?:getenv|environ\.get|environ)[ \t]*[(\[][ \t]*[\"'](?:"
-    + "|".join(sorted(known.RANK_ENV)) + r")[\"']|\bget_(?:local_|global_|node_)?rank\(\))",
-    re.M,
+_RANK_SOURCE = (
+    r"[ \t]*=[^\n]*?(?:(?:getenv|environ\.get|environ)[ \t]*[(\[][ \t]*[\"'](?:" + "|".join(sorted(known.RANK_ENV))
+    + r")[\"']|\bget_(?:local_|global_|node_)?rank\(\))"
 )
+_RANK_CONSTANT = re.compile(r"^([A-Za-z_]\w*)" + _RANK_SOURCE, re.M)
 
 
 # ... or one a function binds there, declared `global` (`global world_size, rank` ... `rank = dist.get_rank()`)
 _GLOBAL = re.compile(r"^[ \t]+global[ \t]+(\w+(?:[ \t]*,[ \t]*\w+)*)", re.M)
-_RANK_SET = re.compile(
-    r"^[ \t]+([A-Za-z_]\w*)[ \t]*=[^\n]*?(?:(?:getenv|environ\.get|environ)[ \t]*[(\[][ \t]*[\"'](?:"
-    + "|".join(sorted(known.RANK_ENV)) + r")[\"']|\bget_(?:local_|global_|node_)?rank\(\))",
-    re.M,
-)
+_RANK_SET = re.compile(r"^[ \t]+([A-Za-z_]\w*)" + _RANK_SOURCE, re.M)
 
 
 def _named_pairs(target: cst.BaseExpression, value: cst.BaseExpression) -> list[tuple[str, cst.BaseExpression]]:
