@@ -384,10 +384,13 @@ class Trainer:
                 self.test_run()
             if self.args.lora_rank > 0:
                 self.test_run()
+            if self.args.rank == -1:
+                self.test_run()
 '''
 
 
 def test_a_trainer_test_run_on_the_first_rank_through_a_getter_of_either_held_model(tmp_path: Path) -> None:
     path = tmp_path / "trainer.py"
     path.write_text(TRAINER)
-    assert found(path, "ZG2") == [("ZG201", 32)]  # (`lora_rank`: a setting, compared with 0 all the same)
+    # (`lora_rank`: a setting, compared with 0 all the same; `rank == -1`: whether the run is distributed at all)
+    assert found(path, "ZG2") == [("ZG201", 32)]

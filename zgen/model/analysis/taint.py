@@ -2490,11 +2490,11 @@ def _rank_field_compared(test: cst.Comparison) -> bool:
         return False
     if type(left.value) is cst.Name and left.value.value == "self":
         return False
-    value = test.comparisons[0].comparator
-    if type(value) is cst.UnaryOperation and type(value.operator) is cst.Minus:
-        value = value.expression
-    return type(value) is cst.Integer and value.value in ("0", "1") and type(test.comparisons[0].operator) in (
-        cst.Equal, cst.LessThanEqual, cst.LessThan)
+    # (not `config.rank == -1`: whether the run is distributed at all, often handed on as a place, `0 if ... else`)
+    value, operator = test.comparisons[0].comparator, type(test.comparisons[0].operator)
+    return type(value) is cst.Integer and (
+        value.value == "0" and operator in (cst.Equal, cst.LessThanEqual) or value.value == "1" and operator is cst.LessThan
+    )
 
 
 def _drop_seeded(taint: dict[str, str], keyword: str | None) -> None:
