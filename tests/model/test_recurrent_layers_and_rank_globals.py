@@ -98,3 +98,61 @@ def test_a_rank_the_setup_rebinds_in_a_module_global_picks_the_experts(tmp_path:
     codes = found(path, "ZG2")
     assert ("ZG201", 22) in codes
     assert not any(line == 24 for _code, line in codes)  # a matrix's rank: a setting
+
+
+GROUPED = '''
+from torch import nn
+
+
+class GroupedGRU(nn.Module):
+    def __init__(self, d, groups):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.GRU(d, d) for _ in range(groups))
+
+    def forward(self, x):
+        return [layer(x)[0] for layer in self.layers]
+
+    def flatten_parameters(self):
+        for layer in self.layers:
+            layer.flatten_parameters()
+'''
+
+
+def test_flatten_parameters_of_each_layer_a_method_walks(tmp_path: Path) -> None:
+    path = tmp_path / "grouped.py"
+    path.write_text(GROUPED)
+    assert ("ZG109", 15) in found(path)
+
+
+TIMED = '''
+import time
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+
+    def train(self, loader, epochs):
+        begin = time.time()
+        model = self.model
+        for epoch in range(epochs):
+            model, elapsed = self._train_epoch(model, loader, begin)
+            print(epoch, elapsed)
+
+    def _train_epoch(self, model, loader, begin):
+        kind = "seq2seq" if model.decoder is not None else "ctc"
+        for batch in loader:
+            self._forward(model, batch, kind)
+        return model, time.time() - begin
+
+    def _forward(self, model, batch, kind):
+        if kind == "seq2seq":
+            return model(batch).sum().backward()
+        return model.encoder(batch).sum().backward()
+'''
+
+
+def test_a_time_handed_to_a_step_of_the_trainer_comes_back_as_a_report(tmp_path: Path) -> None:
+    path = tmp_path / "trainer.py"
+    path.write_text(TIMED)
+    assert found(path, "ZG2") == []  # (the model's kind, not the clock, picks the branch)

@@ -220,6 +220,8 @@ def test_cross_attention_run_only_when_given_what_to_attend_to(tmp_path: Path) -
     assert found(path, "ZG2") == [("ZG205", 26)]  # (the mask scales values: no block is skipped)
     path.write_text(MODED)
     assert found(path, "ZG2") == []  # which mode the calling model names, the same on every rank
+    path.write_text(MODED.replace('if mode in ["multimodal", "fusion"]:', 'if mode is not None and mode != "":'))
+    assert found(path, "ZG2") == [("ZG205", 26)]  # an empty text is no input: a test of its presence
 
 
 HUB_TOOL = '''

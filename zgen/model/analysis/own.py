@@ -1024,6 +1024,8 @@ def flattened_outside(index: ModelIndex) -> list[tuple[ClassInfo, MethodInfo, cs
                         or node.func.attr.value != "flatten_parameters" or node.args:
                     continue
                 path = access_path(node.func.value)
+                if path is not None and path.root != "self" and not path.parts:
+                    path = _walked_from_self(flat, path.root)  # `for layer in self.layers: layer.flatten_...()`
                 if path is None or path.root != "self" or not path.parts:
                     continue
                 # (a part of a child of a class we cannot tell, `self.encoder.rnn`: only torch's recurrent layers
@@ -1037,6 +1039,17 @@ def flattened_outside(index: ModelIndex) -> list[tuple[ClassInfo, MethodInfo, cs
                     continue
                 found.append((cls, method, node, in_init))
     return found
+
+
+def _walked_from_self(flat: Flat, name: str):
+    """The access path of the container of `self` a loop of `flat` walks binding `name` (`self.layers` of `for layer
+    in self.layers`), else None."""
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.For and type(node.target) is cst.Name and node.target.value == name:
+            path = access_path(node.iter)
+            if path is not None and path.root == "self" and path.parts:
+                return path
+    return None
 
 
 def _built_before(cls: ClassInfo, method: MethodInfo, name: str, at: cst.CSTNode) -> bool:

@@ -743,16 +743,13 @@ class Taint:
                             _merge_into(found, names[key])
                         elif attr in self.state_of_self:
                             _merge_into(found, self.state_of_self[attr])
+                    if self._reports_time(node):
+                        self._reported_arguments(node, names, found, stack)
+                        continue
                 elif self._reports_time(node):
                     # `speed_metrics("train", start, n)`: a time handed to a function of another module comes back as
                     # a report of it (a rate, a record), not the time a deadline tests
-                    stack.append(node.func)
-                    for arg in node.args:
-                        if arg.keyword is not None and arg.keyword.value in _DISPLAY_KEYWORDS:
-                            continue  # (`tqdm(loader, disable=rank != 0)`, as below)
-                        inner = self._of(arg.value, names)
-                        inner.pop(CLOCK, None)
-                        _merge_into(found, inner)
+                    self._reported_arguments(node, names, found, stack)
                     continue
                 elif self._input_keys(node):
                     found.setdefault(DATA, _call_text(node))
@@ -1084,10 +1081,27 @@ class Taint:
         """Is `node` a call of a function imported from another module (not a builtin, not arithmetic of `math`,
         `torch`, `numpy` or `time`), handed an argument? What it returns of a time it was handed is a report."""
         func = node.func
+        if node.args and type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self":
+            # `model, train_time = self._train_epoches(model, train_begin_time, ...)`: a step of the class handed a
+            # time it reports (not one named for a time it computes or tests: `self._time_left(start)`)
+            return _TIME_WORD.search(func.attr.value) is None
         if not node.args or not isinstance(func, cst.Name) or func.value in _NUMERIC_BUILTINS:
             return False
         target = self.index.imports.get(func.value)
         return target is not None and not target.startswith(("math.", "torch.", "numpy.", "time.", "datetime."))
+
+    def _reported_arguments(
+        self, node: cst.Call, names: dict[str, dict[str, str]], found: dict[str, str], stack: list[cst.CSTNode]
+    ) -> None:
+        """What a call reporting a time it is handed (`_reports_time`) hands back: its arguments' taint less the
+        clock's (the function itself read as usual)."""
+        stack.append(node.func)
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value in _DISPLAY_KEYWORDS:
+                continue  # (`tqdm(loader, disable=rank != 0)`, as below)
+            inner = self._of(arg.value, names)
+            inner.pop(CLOCK, None)
+            _merge_into(found, inner)
 
     def _output_call(self, node: cst.Call) -> str | None:
         """DATA for a call that reads a submodule's output values (`self.halt(h).all()`, `out.max().item()`), or a
@@ -2480,6 +2494,10 @@ _PLACEMENT_KEYWORDS = frozenset({"map_location", "device", "device_ids", "output
 # Keywords seeding what a call draws (`make_iterator(data, n, seed=seed + rank)`): a seed of this rank's own changes
 # the values drawn, not how many.
 _SEED_KEYWORDS = frozenset({"seed", "random_state", "random_seed", "rng_seed", "shuffle_seed"})
+
+
+# A method named for a time it computes or tests (`_elapsed`, `time_left`, `check_timeout`, `deadline_passed`).
+_TIME_WORD = re.compile(r"(?i)time|elapsed|duration|deadline|clock|budget|wall")
 
 
 def _rank_field_compared(test: cst.Comparison) -> bool:

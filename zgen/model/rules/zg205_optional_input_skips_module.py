@@ -1158,10 +1158,11 @@ def _presence_test(
 
 
 def _text_value(expr: ast.expr) -> bool:
-    """A string constant, or a display of them (`"fusion"`, `["multimodal", "fusion"]`)."""
+    """A string constant naming something, or a display of them (`"fusion"`, `["multimodal", "fusion"]`); not the
+    empty string (`text != ""`: an empty input is none)."""
     if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
         return bool(expr.elts) and all(_text_value(e) for e in expr.elts)
-    return isinstance(expr, ast.Constant) and isinstance(expr.value, str)
+    return isinstance(expr, ast.Constant) and isinstance(expr.value, str) and expr.value != ""
 
 
 def _is_config(expr: ast.expr) -> bool:
