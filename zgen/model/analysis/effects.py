@@ -26,7 +26,7 @@ from .callables import wrapped_callee
 from .choices import returned_parameters
 from .flow import Ctx, Flat, bound_names, flatten, loop_items, same_items, targets_of
 from .grads import gradient_cancelled, gradient_read, gradient_write
-from .plain import named_instances, plain_class
+from .plain import local_imports, named_instances, plain_class
 
 __all__ = [
     "usage", "module_arg_effects", "argument_effects", "resolve_function", "CALLS", "COMPUTES", "APPLIES",
@@ -603,27 +603,9 @@ def _flat_owner(index: ModelIndex, flat: Flat) -> ClassInfo | None:
 
 @memoised
 def _local_imports(index: ModelIndex, flat: Flat) -> dict[str, str]:
-    """Names a function binds by an import in its own body -> what they name, absolute (`from .checkpoint import
-    load_state_dict` -> `pkg.runner.checkpoint.load_state_dict`); once per function."""
-    found: dict[str, str] = {}
-    for node, _ctx in flat.nodes:
-        if type(node) is cst.ImportFrom and not isinstance(node.names, cst.ImportStar):
-            module = ("." * len(node.relative)) + (dotted(node.module) or "" if node.module is not None else "")
-            for alias in node.names:
-                name = dotted(alias.name)
-                if name is None:
-                    continue
-                bound = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
-                target = f"{module}.{name}" if not module.endswith(".") else f"{module}{name}"
-                found[bound] = index.absolute(target) if target.startswith(".") else target
-        elif type(node) is cst.Import:
-            for alias in node.names:
-                name = dotted(alias.name)
-                if name is not None and alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    found[alias.asname.name.value] = name
-                elif name is not None:
-                    found[name.partition(".")[0]] = name.partition(".")[0]
-    return found
+    """Names a function binds by an import in its own body -> what the last such import names (`plain.local_imports`);
+    once per function."""
+    return {name: targets[-1] for name, targets in local_imports(index, flat).items()}
 
 
 @memoised

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Iterator
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.members import Member, facts_of
 from ..program.tree import cst, dotted, walk
-from .flow import Flat, loop_items, mapping_walked
+from .counts import local_bindings
+from .flow import Flat, flat_of, loop_items, mapping_walked
 
 __all__ = ["all_bases", "plain_instances", "named_instances", "attribute_instances", "plain_class"]
 
@@ -218,19 +219,16 @@ def _factory_classes(index: ModelIndex, name: str) -> tuple[ClassInfo, ...]:
     imported = "import " in text and any(re.search(rf"import[^\n]*\b{re.escape(w)}\b", text) for w in returned)
     if not imported and not any(plain_class(index, written) for written in returned):
         return ()
-    snippet = index.parse(span)
-    if snippet is None:
+    flat = flat_of(index.function_info(name))  # type: ignore[arg-type]
+    if flat is None:
         return ()
-    local = _local_imports(index, snippet.node) if imported else {}
-    bound = {  # `m = M(opt)`: the construction a returned local holds
-        node.targets[0].target.value: node.value for node in walk(snippet.node)
-        if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name
-        and type(node.value) is cst.Call
-    }
+    local = local_imports(index, flat) if imported else {}
+    bindings = local_bindings(flat)  # `m = M(opt)`: the construction a returned local holds
     found: list[ClassInfo] = []
-    for node in walk(snippet.node):
-        if isinstance(node, cst.Return) and isinstance(node.value, cst.Name) and node.value.value in bound:
-            node = node.with_changes(value=bound[node.value.value])
+    for node, _ctx in flat.nodes:
+        if isinstance(node, cst.Return) and isinstance(node.value, cst.Name):
+            made = [v for v in bindings.get(node.value.value, ()) if type(v) is cst.Call]
+            node = node.with_changes(value=made[-1]) if made else node
         if isinstance(node, cst.Return) and isinstance(node.value, cst.Call):
             written = dotted(node.value.func)
             for ref in local.get(written or "", ()):
@@ -241,21 +239,31 @@ def _factory_classes(index: ModelIndex, name: str) -> tuple[ClassInfo, ...]:
     return tuple(found)
 
 
-def _local_imports(index: ModelIndex, function: cst.CSTNode) -> dict[str, list[str]]:
-    """The names a function's own imports bind -> what they import, as absolute names (one name bound on several
-    branches to several classes)."""
-    found: dict[str, list[str]] = {}
-    for node in walk(function):
-        if type(node) is not cst.ImportFrom or isinstance(node.names, cst.ImportStar):
-            continue
-        module = "." * len(node.relative) + (dotted(node.module) or "") if node.module is not None or node.relative \
-            else ""
-        for alias in node.names:
-            name = dotted(alias.name)
-            bound = alias.asname.name.value if alias.asname is not None else name  # type: ignore[union-attr]
-            if name and bound:
-                found.setdefault(bound, []).append(index.absolute(f"{module}.{name}" if not module.endswith(".")
-                                                                   else f"{module}{name}"))
+@memoised
+def local_imports(index: ModelIndex, flat: Flat) -> dict[str, tuple[str, ...]]:
+    """Names a function binds by an import in its own body -> what they name, absolute, in the order bound (`from
+    .checkpoint import load_state_dict` -> `pkg.runner.checkpoint.load_state_dict`; one name bound on several
+    branches, `from .model_plain import ModelPlain as M`, to each of them); once per function."""
+    found: dict[str, tuple[str, ...]] = {}
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.ImportFrom and not isinstance(node.names, cst.ImportStar):
+            module = ("." * len(node.relative)) + (dotted(node.module) or "" if node.module is not None else "")
+            for alias in node.names:
+                name = dotted(alias.name)
+                if name is None:
+                    continue
+                asname = alias.asname.name if alias.asname is not None else None
+                bound = asname.value if isinstance(asname, cst.Name) else name
+                target = f"{module}.{name}" if not module.endswith(".") else f"{module}{name}"
+                found[bound] = (*found.get(bound, ()), index.absolute(target) if target.startswith(".") else target)
+        elif type(node) is cst.Import:
+            for alias in node.names:
+                name = dotted(alias.name)
+                if name is not None and alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    found[alias.asname.name.value] = (*found.get(alias.asname.name.value, ()), name)
+                elif name is not None:
+                    root = name.partition(".")[0]
+                    found[root] = (*found.get(root, ()), root)
     return found
 
 

@@ -1654,10 +1654,6 @@ def _agreed_value(
     return True if True in answers else None
 
 
-# Keywords naming where a value is made or loaded to (`device=device`, `map_location=f"cuda:{rank}"`).
-_PLACEMENT_KEYWORDS = frozenset({"device", "map_location"})
-
-
 def _zipped(node: cst.CSTNode, targets: list, value: cst.CSTNode) -> list[tuple[list, cst.CSTNode]]:
     """(targets, value) of a binding, split for a loop over a zip of as many iterables as the target has parts (`for
     phase, z in zip(phases, all_z)`: `phase` takes the items of `phases` only)."""
