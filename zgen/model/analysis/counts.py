@@ -26,7 +26,8 @@ from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.tree import annotated_tensors, call_name, children, code_of, cst, dotted, positional_parameters, walk
 from .flow import (
-    COMPREHENSIONS, Flat, bound_names, flat_of, own_returns, paired, same_items, self_call_arguments, targets_of,
+    COMPREHENSIONS, Flat, bound_names, flat_of, loop_items, own_returns, paired, same_items, self_call_arguments,
+    targets_of,
 )
 from .state import WRITES_SELF, self_targets
 
@@ -85,6 +86,8 @@ def counted_loops(
     tensors: frozenset[str] | None = None  # names read as tensors (`tensor_names`)
     ranges: frozenset[str] = frozenset()  # ... to `range` itself (`range_fn = range if not verbose else tqdm.trange`)
     produced: dict[str, cst.Call] | None = None  # locals bound to what a length-returning function of the file made
+    # (a module's method walking the records of a batch it was given: `for record in batched_input: record["boxes"]`)
+    records = _record_inputs(flat, inputs) if owner is not None and owner.is_module and inputs else frozenset()
     for node, _ctx in flat.nodes:
         kind = type(node)
         if kind is cst.For:
@@ -116,11 +119,12 @@ def counted_loops(
         elif isinstance(call, cst.Name):
             if tensors is None:
                 tensors = tensor_names(flat)  # (once per function, and only when a loop walks a bare name)
-            if call.value in tensors:
+            if call.value in tensors or call.value in records:
                 loops.append((node, iterable, reported))  # `for x_t in x` for a tensor `x`: `x.unbind(0)`
     if not loops:
         return {}
     counts = CountedLoops(flat, inputs, calls, handed, kept, index, owner)
+    counts.records = records
     found = {}
     for node, iterable, reported in loops:
         if calls is not None and _picks_own_item(node):
@@ -131,6 +135,40 @@ def counted_loops(
         if source is not None:
             found[id(node)] = (reported, source)
     return found
+
+
+def _record_inputs(flat: Flat, inputs: frozenset[str]) -> frozenset[str]:
+    """The arguments a loop walks item by item, reading each item by a key (`for record in batched_input:
+    record["point_coords"]`, also zipped with another value): a list of the samples of this rank's batch, one record
+    each, whose length is the batch's own. Not a loader or a dataset (as long on every rank), nor a list of tensors
+    (feature maps, the model's levels), which no key reads."""
+    found: set[str] = set()
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.For:
+            continue
+        for target, items in loop_items(node.target, node.iter):
+            if isinstance(target, cst.Name) and isinstance(items, cst.Name) and items.value in inputs \
+                    and not _WHOLE_COLLECTION.search(items.value) and _read_by_key(node.body, target.value):
+                found.add(items.value)
+    return frozenset(found)
+
+
+def _read_by_key(body: cst.CSTNode, name: str) -> bool:
+    """Does `body` read `name` by a string key (`name["boxes"]`, `name.get("mask_inputs")`)?"""
+    for node in walk(body):
+        if type(node) is cst.Subscript and isinstance(node.value, cst.Name) and node.value.value == name \
+                and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
+                and isinstance(node.slice[0].slice.value, cst.SimpleString):
+            return True
+        if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get" \
+                and isinstance(node.func.value, cst.Name) and node.func.value.value == name and node.args \
+                and isinstance(node.args[0].value, cst.SimpleString):
+            return True
+    return False
+
+
+# A whole dataset or a loader of batches, as long on every rank (a distributed sampler splits it evenly).
+_WHOLE_COLLECTION = re.compile(r"(?i)loader|(?:^|_)dl$|datasets?$|(?:^|_)ds$|iter")
 
 
 # Calls that hand back their first argument's items, one by one, unchanged: progress bars and the identity.
@@ -428,6 +466,16 @@ _ALONG = frozenset({"enumerate", "zip", "zip_longest"})
 _LOOPED = frozenset({"range", *_ALONG, *_SPLITS})
 
 
+def _dataset_named(name: str) -> bool:
+    return _DATASET_NAME.search(name) is not None
+
+
+# A dataset's name (`dataset`, `train_ds`), not a batch's or a sample's.
+_DATASET_NAME = re.compile(r"(?i)(?:^|_)(?:dataset|ds)s?$")
+# A dataset built for this rank alone: handed the rank, or a shard of the data.
+_RANKED = re.compile(known.RANK_TEXT + r"|(?<!\w)(?:local_|global_)?rank(?!\w)|shard|split_by_node")
+
+
 def _loader_length(value: cst.BaseExpression) -> bool:
     """Is `value`, handed to `len`, a loader of batches (`len(train_dataloader)`, `len(self.loader)`)? The number of
     batches is the same on every rank: a distributed sampler splits the data evenly (padding the last shard)."""
@@ -460,6 +508,7 @@ class CountedLoops:
         self.counts: dict[str, str] = {name: length for name, length in (handed or {}).items() if name not in self.fixed}
         self._splits: dict[str, cst.Call] | None = None  # locals bound to a split of a tensor (read when asked)
         self._tensors: frozenset[str] | None = None  # names read as tensors (`tensor_names`, read when asked)
+        self.records: frozenset[str] = frozenset()  # arguments walked record by record (`_record_inputs`)
         for _ in range(2):  # a second pass carries values around loops
             for node, _ctx in flat.nodes:
                 if type(node) is cst.CompFor:
@@ -509,6 +558,8 @@ class CountedLoops:
                     self._splits.update(_produced_locals(self.flat, self.index))
             iterable = self._splits.get(iterable.value, iterable)
         if isinstance(iterable, cst.Name):
+            if iterable.value in self.records:
+                return code_of(iterable)  # one record per sample of this rank's batch (`_record_inputs`)
             if self._tensors is None:
                 self._tensors = tensor_names(self.flat)
             if iterable.value in self._tensors and self._holds_data(iterable):
@@ -576,7 +627,8 @@ class CountedLoops:
             if kind is cst.Call:
                 func = node.func
                 if isinstance(func, cst.Name) and func.value in _LENGTH_FUNCS and len(node.args) == 1:
-                    if self._holds_data(node.args[0].value) and not _loader_length(node.args[0].value):
+                    if self._holds_data(node.args[0].value) and not _loader_length(node.args[0].value) \
+                            and not self._built_dataset(node.args[0].value):
                         return code_of(node)
                 elif isinstance(func, cst.Name) and self._hands_back_length(node):
                     return code_of(node)  # `batch_size = _get_batch_size(features)`
@@ -638,6 +690,20 @@ class CountedLoops:
         if self._kept is None:
             self._kept = self._kept_of()
         return expr.attr.value in self._kept
+
+    def _built_dataset(self, value: cst.BaseExpression) -> bool:
+        """`len(dataset)` of a dataset this function built itself (`dataset = build_dataset(args)`), not one handed
+        the rank or a shard: every rank builds the same one (a distributed sampler splits it), so its length is the
+        same everywhere."""
+        if not (isinstance(value, cst.Name) and _dataset_named(value.value)):
+            return False
+        bound = [
+            node.value for node, _ctx in self.flat.nodes
+            if type(node) is cst.Assign and any(value.value in bound_names(t.target) for t in node.targets)
+        ]
+        return bool(bound) and all(
+            isinstance(each, cst.Call) and _RANKED.search(code_of(each)) is None for each in bound
+        )
 
     def _holds_data(self, expr: cst.CSTNode) -> bool:
         """Does `expr` hold (or compute from) a value of this rank's data, not of `self`'s own state, a submodule,

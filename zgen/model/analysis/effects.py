@@ -24,7 +24,7 @@ from ..program.tree import (
 from .access import ASSIGN, CHECK, COPY, GRAD, GUARD, INIT, META, READ, SIZE, STATE, WRITE
 from .callables import wrapped_callee
 from .choices import returned_parameters
-from .flow import Ctx, Flat, bound_names, flatten, loop_items, same_items, targets_of
+from .flow import Ctx, Flat, bound_names, flatten, loop_items, mapping_walked, same_items, targets_of
 from .grads import gradient_cancelled, gradient_read, gradient_write
 from .plain import local_imports, named_instances, plain_class
 
@@ -660,6 +660,20 @@ def _grad_effect(index: ModelIndex, flat: Flat, node: cst.CSTNode, ctx: Ctx) -> 
     return GRADS if gradient_read(index, flat, grad) is not None else None
 
 
+def _parameters_by_name(value: cst.BaseExpression, names: set[str]) -> str | None:
+    """The argument whose parameters `value` maps by name (`OrderedDict(m.named_parameters())`, `dict(...)`), else
+    None."""
+    if not (isinstance(value, cst.Call) and len(value.args) == 1 and value.args[0].keyword is None):
+        return None
+    if (call_name(value) or "").rsplit(".", 1)[-1] not in ("dict", "OrderedDict"):
+        return None
+    walk_call = value.args[0].value
+    if isinstance(walk_call, cst.Call) and isinstance(walk_call.func, cst.Attribute) and not walk_call.args \
+            and walk_call.func.attr.value == "named_parameters" and isinstance(walk_call.func.value, cst.Name):
+        return walk_call.func.value.value if walk_call.func.value.value in names else None
+    return None
+
+
 @memoised(cycle={})  # a function that hands its argument to itself: no answer from the cycle
 def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, frozenset[str]]:
     """What `func` does to each module it is given, by parameter name: a summary read once per function.
@@ -682,8 +696,13 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
     walked: dict[str, cst.Call] = {}  # params = model.parameters(): params -> the walk of a module argument
     param_items: set[str] = set()  # the aliases that walk parameters (`for p in m.parameters()`), not modules
     tensors: dict[str, str] = {}  # w = up.weight.data: w -> up (a parameter of the argument, held by a local)
+    # `ema_params = OrderedDict(ema.named_parameters())`: ema_params -> ema (its parameters by name; `ema_params[n]`
+    # is one of them, `for n, p in ema_params.items()` walks them)
+    by_name: dict[str, str] = {}
     for node, _ctx in inner.nodes:
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            if (owner := _parameters_by_name(node.value, names)) is not None:
+                by_name[node.targets[0].target.value] = owner
             value = same_items(node.value)
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
                 walked[node.targets[0].target.value] = value
@@ -702,6 +721,12 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
                 tensors[node.targets[0].target.value] = held  # `w = up.weight.data`: that parameter's storage
         if type(node) is cst.For or type(node) is cst.CompFor:
             for target, it in loop_items(node.target, node.iter):
+                walked_map = mapping_walked(it)
+                if isinstance(target, cst.Name) and isinstance(walked_map, cst.Name) and walked_map is not it \
+                        and walked_map.value in by_name:
+                    aliases[target.value] = by_name[walked_map.value]  # `for n, p in ema_params.items()`
+                    param_items.add(target.value)
+                    continue
                 if isinstance(it, cst.Name) and it.value in walked:
                     it = walked[it.value]  # `for p in targ_params` after `targ_params = targ.parameters()`
                 if isinstance(target, cst.Name) and isinstance(it, cst.Name) and it.value in names:
@@ -772,6 +797,10 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
                 # `p.grad.norm()` of every parameter: measured gradients, which ZeRO-3 leaves None; `p.grad = d`:
                 # set, where the engine never reads them
                 found.setdefault(aliases[node.value], set()).add(done)
+        elif kind is cst.Subscript and isinstance(node.value, cst.Name) and node.value.value in by_name:
+            use, _detail = usage(index, inner, node)  # `ema_params[name].mul_(decay)`: one of its parameters
+            if use in (WRITE, INIT):
+                found.setdefault(by_name[node.value.value], set()).add(use)
         elif kind is cst.Name and node.value in walked and _walk_owner(walked[node.value], names):
             if bulk_written(index, inner, node):  # `torch._foreach_mul_(params, m)` for `params = list(m.parameters())`
                 found.setdefault(_walk_owner(walked[node.value], names), set()).add(WRITE)  # type: ignore[arg-type]

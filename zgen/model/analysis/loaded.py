@@ -29,11 +29,12 @@ from ..program.members import class_named
 from ..program.tree import code_of, cst, dotted, walk
 from .flow import Flat, flat_of
 from .access import INIT, WRITE
-from .effects import argument_effects, returns_argument, state_keys_only
+from .effects import DEEPCOPIES, READS, STATES, argument_effects, returns_argument, state_keys_only
 
 __all__ = [
     "built_then_loaded", "built_then_read", "built_then_saved", "built_then_pickled", "built_then_copied",
-    "built_then_initialised", "zoo_weights_loaded", "built_where",
+    "built_then_initialised", "built_then_handed_state", "built_then_handed_values", "zoo_weights_loaded",
+    "built_where",
 ]
 
 
@@ -126,7 +127,42 @@ def built_then_copied(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str
     """(function, the `copy.deepcopy` call or the weight average's construction, the local) for each copy of a model
     the same function built (`model, _ = configure_model(cfg)` ... `deepcopy(model)`, `EMA(model)`): the copy takes
     its placeholders."""
-    return _built_then(index, _COPY_TEXTS, _copied, constructors=False)  # (`__init__`'s: `built.py`, ZG105)
+    found = _built_then(index, _COPY_TEXTS, _copied, constructors=False)  # (`__init__`'s: `built.py`, ZG105)
+    # (`ema = EMA(model=model)` of a class of another file whose constructor deep-copies what it is given)
+    told = {id(node) for _method, node, _local in found}
+    handed = _built_then(index, _BuildsThenHands(index, parts=True), _handing(DEEPCOPIES), constructors=False)
+    return found + [each for each in handed if id(each[1]) not in told]
+
+
+@memoised
+def built_then_handed_state(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]]:
+    """(function, the call, the local) for each model the same function built and then handed to a function whose
+    summary saves or loads its state (`model = Net()` ... `save_checkpoint(model.module, path)` of a helper in
+    another file): it sees the placeholders."""
+    return _built_then(index, _BuildsThenHands(index, parts=True), _handing(STATES), constructors=False, children=True)
+
+
+@memoised
+def built_then_handed_values(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]]:
+    """(function, the call, the local) for each model the same function built and then handed to a function whose
+    summary computes with the values of its parameters (`update_ema(ema, model.module)`, reading `p.data` of each of
+    `model.named_parameters()`): it reads placeholders."""
+    return _built_then(index, _BuildsThenHands(index, parts=True), _handing(READS), constructors=False, children=True)
+
+
+def _handing(effect: str):
+    """`used` for `_built_then`: the model a call hands to a function whose summary has `effect` on it (of
+    `model.module`, and of `model.module if ddp else model`, the model itself: `_unwrapped`)."""
+
+    def handed(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("apply", "load_state_dict", "state_dict"):
+            return None  # (the model's own methods: told by the finders above)
+        for position, done in argument_effects(index, None, node):
+            if effect in done and not (done & _INITIALISES) and not node.args[position].star:
+                return _unwrapped(node.args[position].value)  # (a write or an initialiser is ZG103's: `_initialised`)
+        return None
+
+    return handed
 
 
 @memoised
@@ -144,19 +180,23 @@ class _BuildsThenHands:
     build(cfg)`), then handed to a call (`init_block(block, std)`). Classes and functions are looked up in the
     skeletons, before any parse."""
 
-    def __init__(self, index: ModelIndex) -> None:
+    def __init__(self, index: ModelIndex, parts: bool = False) -> None:
         self.index = index
         self._handed: re.Pattern[str] | None = None  # (read once per file: `_names`)
+        # (with `parts`, a part of the local handed counts too, and an option of a conditional expression:
+        # `update_ema(ema, model.module if ddp else model)`)
+        self._local, self._part = (_HANDED_PART, r"(?:\.\w+)*") if parts else (_HANDED_LOCAL, "")
 
     def search(self, text: str) -> bool:
         if self._handed is None:
             source = self.index.source
-            handed = set(_HANDED_LOCAL.findall(source))
+            handed = set(self._local.findall(source))
             made = {
                 name for name, callee in set(_BOUND_TO_CALL.findall(source)) if name in handed and self._builds(name, callee)
             }
             names = "|".join(sorted(map(re.escape, made))) or "(?!)"
-            self._handed = re.compile(r"(?:\w\(|,)\s*(?:\w+\s*=\s*)?(" + names + r")\s*[,)]")
+            start = r"(?:\w\(|,|\belse)" if self._part else r"(?:\w\(|,)"
+            self._handed = re.compile(start + r"\s*(?:\w+\s*=\s*)?(" + names + r")" + self._part + r"\s*[,)]")
         found = self._handed.search(text)
         return found is not None and re.search(rf"^[ \t]*{found.group(1)}[ \t]*=", text, re.M) is not None
 
@@ -175,6 +215,8 @@ class _BuildsThenHands:
 _BOUND_TO_CALL = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*([\w.]+)\(", re.M)
 # `init_block(block, std)`, `copy_params(src, dst_module=net)`: a name handed to a call.
 _HANDED_LOCAL = re.compile(r"(?:\w\(|,)\s*(?:\w+\s*=\s*)?(\w+)\s*[,)]")
+# ... or a part of it (`update_ema(ema, model.module)`), also as the last option of a conditional expression.
+_HANDED_PART = re.compile(r"(?:\w\(|,|\belse)\s*(?:\w+\s*=\s*)?(\w+)(?:\.\w+)*\s*[,)]")
 
 
 def _initialised(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:

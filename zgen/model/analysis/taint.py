@@ -166,6 +166,7 @@ class Taint:
         # binding before such a rebinding does not reach past it (`_reaches`)
         # (and the tests it runs under: it holds for a use under all of them)
         self._kills: dict[str, list[tuple[int, tuple[cst.CSTNode, ...], tuple[cst.CSTNode, ...]]]] = {}
+        self._taint_count = 0  # calls of `_taint_name`: a pass that made none leaves nothing for another
         gathered: dict[str, int] = {}
         rebound: dict[str, int] = {}  # name -> the last position another binding of it sits at
         for node, node_ctx in flat.nodes:
@@ -300,6 +301,7 @@ class Taint:
                     _merge_into(self.direct.setdefault(name, {}), direct)
                 self._version += 1
         for _ in range(2):  # a second pass carries taint around loops
+            tainted = self._taint_count
             for node, ctx in moving:
                 if type(node) is cst.CompFor:
                     continue  # a comprehension's variable lives in the comprehension only
@@ -314,6 +316,8 @@ class Taint:
                     continue
                 for bound, each in _zipped(node, targets, value):  # (`for a, b in zip(xs, ys)`: each its own)
                     self._bind(node, ctx, bound, each, local)
+            if self._taint_count == tainted:
+                break  # (a pass that tainted nothing read what the next one would: the same answers)
 
     def _bind(
         self, node: cst.CSTNode, ctx: Ctx, targets: list[cst.CSTNode], value: cst.CSTNode, local: set[str]
@@ -495,6 +499,7 @@ class Taint:
         self, name: str, kinds: dict[str, str], direct: dict[str, str], site: tuple[int, tuple[cst.CSTNode, ...]]
     ) -> None:
         """`name` holds `kinds` (and `direct`, what flowed through values) from `site` on (position, loops)."""
+        self._taint_count += 1
         if name.count(".") == 2 and name.startswith("self.") or name.count(".") == 1 and not name.startswith("self."):
             # `self.stats.steps` of `self.stats`, `phase.start_event` of a local `phase`
             self._fields.setdefault(name.rpartition(".")[0], set()).add(name)

@@ -589,9 +589,9 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
             built = built or kind == Kind.UNKNOWN and module_like_name(target.value)
         elif callee == "cls":
             built = classmethod_of_module
-        elif _CLASS_VARIABLE.search(last):
+        elif _CLASS_VARIABLE.search(last) or "." not in callee and _FACTORY_VARIABLE.search(last):
             # (`algorithm = algorithm_class(shape, hparams)` used as a module: `algorithm.load_state_dict(d)`,
-            # `algorithm.to(device)`)
+            # `algorithm.to(device)`; `model = model_func(**kwargs)` of a builder a decorator was handed)
             name = target.value
             built = module_like_name(name) or name in _used_as_module(function.body) or _moved_with_state(function, name)
         else:
@@ -690,6 +690,8 @@ def _made_by_builder(
 
 # A variable holding a class, called to build an instance (`model_class`, `EncoderClass`, `net_cls`, `klass`).
 _CLASS_VARIABLE = re.compile(r"^(?:[A-Z]\w*Class|\w+_(?:class|cls)|klass)$")
+# A builder held in a variable (`model_func`, `net_fn`, `model_factory`), called by its bare name.
+_FACTORY_VARIABLE = re.compile(r"^\w+_(?:func|fn|factory|builder|constructor)$")
 # Text of an attribute set to an instance of a class held in a variable (`self.policy = self.policy_class(`).
 _CLASS_VALUE_BUILT = re.compile(r"\bself\.\w+\s*=\s*(?:self\.)?\w*(?:Class|_class|_cls|klass)\s*\(")
 

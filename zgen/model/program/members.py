@@ -598,11 +598,24 @@ def _local_has_params(index: ModelIndex, cls: ClassInfo) -> bool | None:
     if any(_built_by_model_builder(member) for member in members):
         return None  # `self.diffusion_model = instantiate_from_config(cfg)`: a model of a class no file tells
     # `self.score = tower()` for a function building `nn.Sequential(nn.Linear(d, d), ...)`: children a factory built
-    return any(
-        member.kind in (Kind.MODULE, Kind.CONTAINER) and any(
-            c != cls.name and has_params(index, c) for c in member.classes)
-        for member in members
-    )
+    # (`self.project_in = build_block(...)`, a function of the program returning a module of a class it does not
+    # show: cannot tell; not a layer class the constructor was handed, `layer(d, d)`, which the subclass names)
+    built = [
+        has_params(index, c) if c != UNKNOWN_CLASS else None if _factory_built(index, member) else False
+        for member in members if member.kind in (Kind.MODULE, Kind.CONTAINER) for c in member.classes if c != cls.name
+    ]
+    return True if True in built else None if None in built else False
+
+
+def _factory_built(index: ModelIndex, member: Member) -> bool:
+    """Was `member` built by a call of a function of the program (`build_block(...)`, of this file or another), not
+    of a class or callable the constructor was handed?"""
+    name = call_name(member.call) if member.call is not None else None
+    if not name or name.startswith((".", "self.")):
+        return False
+    if "." not in name and name in index.skeleton.functions:
+        return True
+    return index.external_function(index.qualify(name)) is not None
 
 
 def _built_by_model_builder(member: Member) -> bool:

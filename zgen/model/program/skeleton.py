@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -236,7 +238,7 @@ def _record_local_imports(tree: ast.Module, skel: Skeleton) -> None:
     first."""
     bound = skel.classes.keys() | skel.functions.keys() | skel.imports.keys()
     local: dict[str, str] = {}
-    for node in ast.walk(tree):  # (indented: inside a function, or a block whose imports `_walk_top` read already)
+    for node in _statements(tree):  # (indented: inside a function, or a block whose imports `_walk_top` read already)
         if isinstance(node, ast.ImportFrom) and node.col_offset > 0 and node.level == 0 and node.module \
                 and node.module.partition(".")[0] in _LOCALLY_IMPORTED_ROOTS:
             for alias in node.names:
@@ -256,6 +258,22 @@ def _record_local_imports(tree: ast.Module, skel: Skeleton) -> None:
                         if name not in bound:
                             local.setdefault(name, target)
     skel.imports.update(local)
+
+
+def _statements(tree: ast.Module) -> Iterator[ast.AST]:
+    """The statements of `tree` (and the handlers and cases between them) in `ast.walk`'s order, breadth first,
+    without walking into expressions: imports are statements, and a file's expressions are most of its nodes."""
+    todo = deque([tree])
+    while todo:
+        node = todo.popleft()
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                todo.extend(item for item in value if isinstance(item, _BLOCK_NODES))
+        yield node
+
+
+_BLOCK_NODES = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
 def _partial_of(value: ast.expr) -> str | None:

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from ..analysis.access import STATE, Scope
 from ..analysis.loaded import (
-    built_then_loaded, built_then_pickled, built_then_read, built_then_saved, built_where, zoo_weights_loaded,
+    built_then_handed_state, built_then_loaded, built_then_pickled, built_then_read, built_then_saved, built_where,
+    zoo_weights_loaded,
 )
 from ..analysis.moved import child_state_copies
 from ..analysis.own import own_state_calls
@@ -184,6 +185,8 @@ _BUILT_THEN = (
     (built_then_saved, "takes the state of `{local}`", "its tensors are empty placeholders", _READ_HELP),
     (built_then_read, "reads the tensors of the state of `{local}`", "they are empty placeholders", _READ_HELP),
     (built_then_pickled, "pickles `{local}` whole", "its tensors are empty placeholders", _READ_HELP),
+    (built_then_handed_state, "hands `{local}` to a function that saves or loads its state",
+     "it sees empty placeholders, not the weights", _READ_HELP),
 )
 _VERB = {
     "state_dict": "reads", "load_state_dict": "loads into",

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from ..analysis.access import READ, ParamAccess, Reach, Scope
 from ..analysis.calls import handed_read
+from ..analysis.loaded import built_then_handed_values, built_where
 from ..analysis.own import flattened_outside, forward_parts_outside
 from ..analysis.scopes import param_accesses
 from ..analysis.value_reads import reads_values
@@ -177,6 +178,14 @@ class GPT(nn.Module):
                 f"`self.{call.func.attr.value}(...)` reads the values of `{cls.name}`'s own parameters (a part of its "
                 f"forward) in `{method.name}`, which runs on the built model outside any forward; ZeRO-3 keeps them "
                 "partitioned there, so this reads empty placeholders"
+            )
+            yield self.finding(index, method.snippet, call, message, _HELP)
+        for method, call, local in built_then_handed_values(index):  # `update_ema(ema, model.module)`
+            root = local.partition(".")[0]
+            message = (
+                f"`{code_of(call)}` hands `{local}` to a function that computes with the values of its parameters; "
+                f"`{root}` is a model built {built_where(method, local)}, and under `deepspeed.zero.Init` it is "
+                "partitioned once its constructor returns, so the function reads empty placeholders"
             )
             yield self.finding(index, method.snippet, call, message, _HELP)
         for _cls, method, call, in_init in flattened_outside(index):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -461,6 +462,7 @@ class Clip(nn.Module):
                 conventional -= _filled(func.body, conventional, helpers)
                 yield from self._called_again(index, method, func, conventional, helpers, runs)
             if not optional:
+                yield from self._handed_functions(index, cls, nodes, maybe_absent, set(), helpers)
                 continue
             optional |= _presence_aliases(nodes, optional) | _alternatives(nodes, optional, maybe_absent, helpers)
             optional -= _asserted(func.body, optional, helpers)
@@ -481,6 +483,32 @@ class Clip(nn.Module):
                     params -= _asserted(inner.body, params, helpers)
                     params -= _filled(inner.body, params, helpers)
                     yield from self._gates(index, helper, inner, params, helpers, runs)
+            yield from self._handed_functions(index, cls, nodes, maybe_absent, optional, helpers)
+
+    def _handed_functions(
+        self, index: ModelIndex, cls: ClassInfo, nodes: tuple[ast.AST, ...], maybe_absent: set[str],
+        optional: set[str], helpers: frozenset[str],
+    ) -> Iterator[Report]:
+        """`return cl_forward(self, self.bert, input_ids, mlm_input_ids=mlm_input_ids)`: a function of the file that
+        forward hands itself runs as part of forward, and decides as forward would on the inputs it is handed: a
+        presence test of an optional one, or a second sequence of ids run through a layer it also runs on the first."""
+        for name, (received, inner) in _handed_to_functions(index, nodes, maybe_absent).items():
+            helper = index.function_info(name)
+            runs = _Runs(index, cls)
+            inner_nodes = ast_nodes(index, inner)
+            params = {p for p, given in received.items() if given in optional}
+            again = {
+                p for p, given in received.items()
+                if given in maybe_absent - optional and _conventional(given) and not _CONVENTION.search(given)
+            }
+            if again:
+                again -= _asserted(inner.body, again, helpers)
+                yield from self._called_again(index, helper, inner, again, helpers, runs)  # type: ignore[arg-type]
+            if params:
+                params |= _presence_aliases(inner_nodes, params)
+                params -= _asserted(inner.body, params, helpers)
+                params -= _filled(inner.body, params, helpers)
+                yield from self._gates(index, helper, inner, params, helpers, runs)  # type: ignore[arg-type]
 
     def _called_on_model(self, index: ModelIndex, cls: ClassInfo) -> Iterator[Report]:
         """The module's public methods, entry points a caller runs on the built model as it runs `forward`
@@ -719,17 +747,22 @@ def _may_call_again(text: str) -> bool:
 
 
 def _may_hand_on(cls: ClassInfo, text: str, helpers: frozenset[str]) -> bool:
-    """Text pre-filter: forward has an optional input and calls a method of its class that tests a value for
-    presence (`if ctx is not None:`, `if exists(ctx):`)."""
+    """Text pre-filter: forward has an optional input and calls a method of its class, or hands `self` to a
+    function of the file (`cl_forward(self, ...)`), that tests a value for presence (`if ctx is not None:`, `if
+    exists(ctx):`)."""
     if "None" not in text[: text.find(":\n") + 1]:
         return False
-    for name in cls.span.methods:
-        if name != "forward" and f"self.{name}(" in text:
-            inner = cls.method(name)
-            body = inner.text if inner is not None else ""
-            if _PRESENCE_IF.search(body) or any(f"{h}(" in body for h in helpers):
-                return True
+    index = cls.index
+    handed = [name for name in _SELF_HANDED.findall(text) if name in index.skeleton.functions]
+    for name in (*(n for n in cls.span.methods if n != "forward" and f"self.{n}(" in text), *handed):
+        inner = cls.method(name) if name in cls.span.methods else index.function_info(name)
+        body = inner.text if inner is not None else ""
+        if _PRESENCE_IF.search(body) or any(f"{h}(" in body for h in helpers):
+            return True
     return False
+
+
+_SELF_HANDED = re.compile(r"(?<![\w.])(\w+)\(\s*self\s*[,)]")
 
 
 def _handed_inputs(cls: ClassInfo, nodes: tuple[ast.AST, ...], optional: set[str]) -> dict[str, set[str]]:
@@ -754,6 +787,60 @@ def _handed_inputs(cls: ClassInfo, nodes: tuple[ast.AST, ...], optional: set[str
             if isinstance(keyword.value, ast.Name) and keyword.value.id in optional and keyword.arg:
                 found.setdefault(name, set()).add(keyword.arg)
     return found
+
+
+def _handed_to_functions(
+    index: ModelIndex, nodes: tuple[ast.AST, ...], optional: set[str]
+) -> dict[str, tuple[dict[str, str], ast.FunctionDef]]:
+    """Module-level functions of the file that `forward` (its `nodes`) calls with `self` and one of its optional
+    inputs (`cl_forward(self, self.bert, input_ids, mlm_input_ids=mlm_input_ids)`): the parameters that receive the
+    inputs (-> the input each receives), and the function read as a method of the class (`_as_method`)."""
+    found: dict[str, tuple[dict[str, str], ast.FunctionDef]] = {}
+    for node in nodes:
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)) or node.func.id in found:
+            continue
+        info = index.function_info(node.func.id)
+        callee = ast_function(info) if info is not None and "None" in info.text else None
+        if callee is None:
+            continue
+        params = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
+        bound = dict(zip(params, node.args))
+        bound.update((k.arg, k.value) for k in node.keywords if k.arg in params or k.arg in _kwonly(callee))
+        selves = [p for p, value in bound.items() if isinstance(value, ast.Name) and value.id == "self"]
+        received = {
+            p: value.id for p, value in bound.items() if isinstance(value, ast.Name) and value.id in optional
+            and p not in selves
+        }
+        if len(selves) == 1 and received:
+            members = {p: value for p, value in bound.items() if self_path(value)}
+            found[node.func.id] = (received, _as_method(callee, selves[0], members))
+    return found
+
+
+def _kwonly(func: ast.FunctionDef) -> set[str]:
+    return {a.arg for a in func.args.kwonlyargs}
+
+
+def _as_method(func: ast.FunctionDef, own: str, members: dict[str, ast.expr]) -> ast.FunctionDef:
+    """A copy of `func` read as a method: its parameter `own`, given the module, named `self`, and each parameter
+    given a member of it bound to that member first (`encoder = self.bert`), so calls through it run the member.
+    Line numbers stay the file's."""
+
+    class _Own(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.Name:
+            return ast.copy_location(ast.Name("self", node.ctx), node) if node.id == own else node
+
+    method = _Own().visit(copy.deepcopy(func))
+    for arg in (*method.args.posonlyargs, *method.args.args):
+        if arg.arg == own:
+            arg.arg = "self"
+    first = method.body[0]
+    bindings = [
+        ast.copy_location(ast.Assign([ast.Name(param, ast.Store())], copy.deepcopy(value)), first)
+        for param, value in members.items() if param != own
+    ]
+    method.body[:0] = bindings
+    return ast.fix_missing_locations(method)
 
 
 @memoised
