@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.model.package_check import found
+from tests.model.package_check import TINY_NET, found
 
 EMA = '''
 from collections import OrderedDict
@@ -47,14 +47,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 from utils.ema import Averaged, count_parameters, save_checkpoint, update_ema
 
 
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(1024, 1024)
-
-    def forward(self, x):
-        return self.fc(x)
-
+''' + TINY_NET + '''
 
 def main(args, loader):
     model = Net()

@@ -26,8 +26,7 @@ from ..program import known
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, memoised
 from ..program.tree import annotated_tensors, call_name, children, code_of, cst, dotted, positional_parameters, walk
 from .flow import (
-    COMPREHENSIONS, Flat, bound_names, flat_of, loop_items, own_returns, paired, same_items, self_call_arguments,
-    targets_of,
+    COMPREHENSIONS, Flat, bound_names, flat_of, own_returns, paired, same_items, self_call_arguments, targets_of,
 )
 from .state import WRITES_SELF, self_targets
 
@@ -86,8 +85,6 @@ def counted_loops(
     tensors: frozenset[str] | None = None  # names read as tensors (`tensor_names`)
     ranges: frozenset[str] = frozenset()  # ... to `range` itself (`range_fn = range if not verbose else tqdm.trange`)
     produced: dict[str, cst.Call] | None = None  # locals bound to what a length-returning function of the file made
-    # (a module's method walking the records of a batch it was given: `for record in batched_input: record["boxes"]`)
-    records = _record_inputs(flat, inputs) if owner is not None and owner.is_module and inputs else frozenset()
     for node, _ctx in flat.nodes:
         kind = type(node)
         if kind is cst.For:
@@ -119,12 +116,11 @@ def counted_loops(
         elif isinstance(call, cst.Name):
             if tensors is None:
                 tensors = tensor_names(flat)  # (once per function, and only when a loop walks a bare name)
-            if call.value in tensors or call.value in records:
+            if call.value in tensors:
                 loops.append((node, iterable, reported))  # `for x_t in x` for a tensor `x`: `x.unbind(0)`
     if not loops:
         return {}
     counts = CountedLoops(flat, inputs, calls, handed, kept, index, owner)
-    counts.records = records
     found = {}
     for node, iterable, reported in loops:
         if calls is not None and _picks_own_item(node):
@@ -135,40 +131,6 @@ def counted_loops(
         if source is not None:
             found[id(node)] = (reported, source)
     return found
-
-
-def _record_inputs(flat: Flat, inputs: frozenset[str]) -> frozenset[str]:
-    """The arguments a loop walks item by item, reading each item by a key (`for record in batched_input:
-    record["point_coords"]`, also zipped with another value): a list of the samples of this rank's batch, one record
-    each, whose length is the batch's own. Not a loader or a dataset (as long on every rank), nor a list of tensors
-    (feature maps, the model's levels), which no key reads."""
-    found: set[str] = set()
-    for node, _ctx in flat.nodes:
-        if type(node) is not cst.For:
-            continue
-        for target, items in loop_items(node.target, node.iter):
-            if isinstance(target, cst.Name) and isinstance(items, cst.Name) and items.value in inputs \
-                    and not _WHOLE_COLLECTION.search(items.value) and _read_by_key(node.body, target.value):
-                found.add(items.value)
-    return frozenset(found)
-
-
-def _read_by_key(body: cst.CSTNode, name: str) -> bool:
-    """Does `body` read `name` by a string key (`name["boxes"]`, `name.get("mask_inputs")`)?"""
-    for node in walk(body):
-        if type(node) is cst.Subscript and isinstance(node.value, cst.Name) and node.value.value == name \
-                and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
-                and isinstance(node.slice[0].slice.value, cst.SimpleString):
-            return True
-        if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get" \
-                and isinstance(node.func.value, cst.Name) and node.func.value.value == name and node.args \
-                and isinstance(node.args[0].value, cst.SimpleString):
-            return True
-    return False
-
-
-# A whole dataset or a loader of batches, as long on every rank (a distributed sampler splits it evenly).
-_WHOLE_COLLECTION = re.compile(r"(?i)loader|(?:^|_)dl$|datasets?$|(?:^|_)ds$|iter")
 
 
 # Calls that hand back their first argument's items, one by one, unchanged: progress bars and the identity.
@@ -508,7 +470,6 @@ class CountedLoops:
         self.counts: dict[str, str] = {name: length for name, length in (handed or {}).items() if name not in self.fixed}
         self._splits: dict[str, cst.Call] | None = None  # locals bound to a split of a tensor (read when asked)
         self._tensors: frozenset[str] | None = None  # names read as tensors (`tensor_names`, read when asked)
-        self.records: frozenset[str] = frozenset()  # arguments walked record by record (`_record_inputs`)
         for _ in range(2):  # a second pass carries values around loops
             for node, _ctx in flat.nodes:
                 if type(node) is cst.CompFor:
@@ -558,8 +519,6 @@ class CountedLoops:
                     self._splits.update(_produced_locals(self.flat, self.index))
             iterable = self._splits.get(iterable.value, iterable)
         if isinstance(iterable, cst.Name):
-            if iterable.value in self.records:
-                return code_of(iterable)  # one record per sample of this rank's batch (`_record_inputs`)
             if self._tensors is None:
                 self._tensors = tensor_names(self.flat)
             if iterable.value in self._tensors and self._holds_data(iterable):

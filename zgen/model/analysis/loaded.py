@@ -147,19 +147,31 @@ def built_then_handed_values(index: ModelIndex) -> list[tuple[MethodInfo, cst.Ca
     """(function, the call, the local) for each model the same function built and then handed to a function whose
     summary computes with the values of its parameters (`update_ema(ema, model.module)`, reading `p.data` of each of
     `model.named_parameters()`): it reads placeholders."""
-    return _built_then(index, _BuildsThenHands(index, parts=True), _handing(READS), constructors=False, children=True)
+    return _built_then(index, _BuildsThenHands(index, parts=True), _handing(READS, named=True), constructors=False,
+                       children=True)
 
 
-def _handing(effect: str):
-    """`used` for `_built_then`: the model a call hands to a function whose summary has `effect` on it (of
-    `model.module`, and of `model.module if ddp else model`, the model itself: `_unwrapped`)."""
+def _handing(effect: str, named: bool = False):
+    """`used` for `_built_then`: the model a call hands to a function of another file whose summary has `effect` on
+    it (of `model.module`, and of `model.module if ddp else model`, the model itself: `_unwrapped`). A function of
+    this file is told in its own body, where it does it. With `named`, only a value named as modules are (what a
+    summary computes with may be any iterable it was given: `train_exs`, `clip_list`)."""
 
     def handed(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("apply", "load_state_dict", "state_dict"):
             return None  # (the model's own methods: told by the finders above)
+        name = dotted(node.func) or ""
+        if name.startswith(("self.", "cls.")) or name in index.skeleton.functions or name in index.classes:
+            return None
         for position, done in argument_effects(index, None, node):
             if effect in done and not (done & _INITIALISES) and not node.args[position].star:
-                return _unwrapped(node.args[position].value)  # (a write or an initialiser is ZG103's: `_initialised`)
+                value = _unwrapped(node.args[position].value)  # (a write or an initialiser is ZG103's: `_initialised`)
+                root = value
+                while isinstance(root, cst.Attribute):
+                    root = root.value
+                if named and not (isinstance(root, cst.Name) and module_like_name(root.value)):
+                    return None
+                return value
         return None
 
     return handed

@@ -1750,7 +1750,7 @@ def _decided_parameters(index: ModelIndex, func: cst.FunctionDef) -> frozenset[s
 _DECISION_LINE = re.compile(r"(?:if(?<!\wif)\b|while(?<!\wwhile)\b|range\(|self\.\w+\[)([^\n]*)")
 _ASSIGNED_FROM = re.compile(r"^[ \t]*(\w+)[ \t]*=(?!=)([^=\n]*)", re.M)
 _WORD = re.compile(r"\w+")
-_RANK_WORD_TEXT = re.compile(known.RANK_TEXT)
+_RANK_WORD_TEXT = known.RANK_SEARCH
 
 
 # Words without which a caller hands no value that differs per rank (a text trigger, before any parse; a batch
@@ -2282,7 +2282,7 @@ def draws_in(index: ModelIndex, method: MethodInfo) -> str | None:
 
 # `self.rank = dist.get_rank()`: an attribute assigned, on one line, from a rank word.
 _RANK_ASSIGN = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*" + known.RANK_TEXT)
-_RANK_WORD = re.compile(known.RANK_TEXT)
+_RANK_WORD = known.RANK_SEARCH
 _FREE_CALL = re.compile(r"(?<![\w.])(\w+)\s*\(")
 _RANK_RETURN = re.compile(r"return(?<!\wreturn)\b[^\n]*" + known.RANK_TEXT)
 

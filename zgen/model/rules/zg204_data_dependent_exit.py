@@ -44,8 +44,6 @@ class _LoopExit:
             return True  # `if x.shape[1] < 4: return x`: this rank's short input leaves early
         if "for" in text and (any(word in text for word in self._LENGTHS) or "Tensor" in text) and _counted_text(text):
             return True
-        if "for" in text and ("[\"" in text or "['" in text or ".get(" in text) and _walks_records(text):
-            return True
         if "range(" in text and _ranges_a_parameter(text):
             return True
         if "for" in text and any(name not in _NOT_GENERATORS for name in _GENERATOR_LOOP.findall(text)):
@@ -91,7 +89,6 @@ _BOUND_RANGE = re.compile(r"^[ \t]*(\w+)[ \t]*=[^\n]*?\brange\(([^\n]*)", re.M) 
 # A draw of a given size, walked by a loop or bound to a local a loop walks (`counts.drawn_length`): its size's words.
 _DRAW_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin\b[^\n]*?" + DRAWN_TEXT)
 _BOUND_DRAW = re.compile(r"^[ \t]*(\w+)[ \t]*=[^\n]*?" + DRAWN_TEXT, re.M)
-_FIRST_TARGET = re.compile(r"for(?<!\wfor)[ \t]+(\w+)\b[^\n]*?\bin\b")
 _WALK_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin[ \t]+(?:enumerate\([ \t]*)?(\w+)\b(?![ \t]*[.(\[])")
 _LENGTH_READ = re.compile(
     r"len(?<!\wlen)\(|\.shape\b|\.size\(|numel(?<!\wnumel)\(|max(?<!\wmax)\(|\.max\("
@@ -138,15 +135,6 @@ def _counted_text(text: str) -> bool:
             if _reads_length(text, loop.group(1), 2):
                 return True
     return False
-
-
-def _walks_records(text: str) -> bool:
-    """Text pre-filter of a loop over the records of a batch (`for record in batched_input: record["boxes"]`,
-    `counts._record_inputs`): a loop variable read by a string key."""
-    return any(
-        re.search(rf"(?<![\w.]){record}(?:\[[ \t]*['\"]|\.get\([ \t]*['\"])", text)
-        for record in set(_FIRST_TARGET.findall(text))
-    )
 
 
 def _ranges_a_parameter(text: str) -> bool:
