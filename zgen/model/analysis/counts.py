@@ -428,10 +428,6 @@ _ALONG = frozenset({"enumerate", "zip", "zip_longest"})
 _LOOPED = frozenset({"range", *_ALONG, *_SPLITS})
 
 
-def _dataset_named(name: str) -> bool:
-    return _DATASET_NAME.search(name) is not None
-
-
 # A dataset's name (`dataset`, `train_ds`), not a batch's or a sample's.
 _DATASET_NAME = re.compile(r"(?i)(?:^|_)(?:dataset|ds)s?$")
 # A dataset built for this rank alone: handed the rank, or a shard of the data.
@@ -654,7 +650,7 @@ class CountedLoops:
         """`len(dataset)` of a dataset this function built itself (`dataset = build_dataset(args)`), not one handed
         the rank or a shard: every rank builds the same one (a distributed sampler splits it), so its length is the
         same everywhere."""
-        if not (isinstance(value, cst.Name) and _dataset_named(value.value)):
+        if not (isinstance(value, cst.Name) and _DATASET_NAME.search(value.value)):
             return False
         bound = [
             node.value for node, _ctx in self.flat.nodes

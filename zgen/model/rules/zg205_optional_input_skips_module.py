@@ -805,7 +805,8 @@ def _handed_to_functions(
             continue
         params = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
         bound = dict(zip(params, node.args))
-        bound.update((k.arg, k.value) for k in node.keywords if k.arg in params or k.arg in _kwonly(callee))
+        keywords = {*params, *(a.arg for a in callee.args.kwonlyargs)}
+        bound.update((k.arg, k.value) for k in node.keywords if k.arg in keywords)
         selves = [p for p, value in bound.items() if isinstance(value, ast.Name) and value.id == "self"]
         received = {
             p: value.id for p, value in bound.items() if isinstance(value, ast.Name) and value.id in optional
@@ -815,10 +816,6 @@ def _handed_to_functions(
             members = {p: value for p, value in bound.items() if self_path(value)}
             found[node.func.id] = (received, _as_method(callee, selves[0], members))
     return found
-
-
-def _kwonly(func: ast.FunctionDef) -> set[str]:
-    return {a.arg for a in func.args.kwonlyargs}
 
 
 def _as_method(func: ast.FunctionDef, own: str, members: dict[str, ast.expr]) -> ast.FunctionDef:
