@@ -130,8 +130,7 @@ def built_then_copied(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str
     found = _built_then(index, _COPY_TEXTS, _copied, constructors=False)  # (`__init__`'s: `built.py`, ZG105)
     # (`ema = EMA(model=model)` of a class of another file whose constructor deep-copies what it is given)
     told = {id(node) for _method, node, _local in found}
-    handed = _built_then(index, _BuildsThenHands(index, parts=True), _handing(DEEPCOPIES), constructors=False)
-    return found + [each for each in handed if id(each[1]) not in told]
+    return found + [each for each in _handed_to_helpers(index, DEEPCOPIES) if id(each[1]) not in told]
 
 
 @memoised
@@ -139,7 +138,7 @@ def built_then_handed_state(index: ModelIndex) -> list[tuple[MethodInfo, cst.Cal
     """(function, the call, the local) for each model the same function built and then handed to a function whose
     summary saves or loads its state (`model = Net()` ... `save_checkpoint(model.module, path)` of a helper in
     another file): it sees the placeholders."""
-    return _built_then(index, _BuildsThenHands(index, parts=True), _handing(STATES), constructors=False, children=True)
+    return _handed_to_helpers(index, STATES)
 
 
 @memoised
@@ -147,34 +146,59 @@ def built_then_handed_values(index: ModelIndex) -> list[tuple[MethodInfo, cst.Ca
     """(function, the call, the local) for each model the same function built and then handed to a function whose
     summary computes with the values of its parameters (`update_ema(ema, model.module)`, reading `p.data` of each of
     `model.named_parameters()`): it reads placeholders."""
-    return _built_then(index, _BuildsThenHands(index, parts=True), _handing(READS, named=True), constructors=False,
-                       children=True)
+    return _handed_to_helpers(index, READS)
 
 
-def _handing(effect: str, named: bool = False):
-    """`used` for `_built_then`: the model a call hands to a function of another file whose summary has `effect` on
-    it (of `model.module`, and of `model.module if ddp else model`, the model itself: `_unwrapped`). A function of
-    this file is told in its own body, where it does it. With `named`, only a value named as modules are (what a
-    summary computes with may be any iterable it was given: `train_exs`, `clip_list`)."""
+def _handed_to_helpers(index: ModelIndex, effect: str) -> list[tuple[MethodInfo, cst.Call, str]]:
+    return [(method, node, local) for method, node, local, done in _helpers_handed(index) if done == effect]
+
+
+@memoised
+def _helpers_handed(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str, str]]:
+    """(function, the call, the local, the effect) for each model the same function built and then handed to a
+    function of another file whose summary deep-copies it, saves or loads its state, or computes with its parameters'
+    values (`_HANDED_EFFECTS`, the first that applies), read in one pass for the three."""
+    effects: dict[int, str] = {}
 
     def handed(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("apply", "load_state_dict", "state_dict"):
-            return None  # (the model's own methods: told by the finders above)
-        name = dotted(node.func) or ""
-        if name.startswith(("self.", "cls.")) or name in index.skeleton.functions or name in index.classes:
+        found = _handed_effect(index, node)
+        if found is None:
             return None
-        for position, done in argument_effects(index, None, node):
-            if effect in done and not (done & _INITIALISES) and not node.args[position].star:
-                value = _unwrapped(node.args[position].value)  # (a write or an initialiser is ZG103's: `_initialised`)
-                root = value
-                while isinstance(root, cst.Attribute):
-                    root = root.value
-                if named and not (isinstance(root, cst.Name) and module_like_name(root.value)):
-                    return None
-                return value
-        return None
+        effects[id(node)] = found[1]
+        return found[0]
 
-    return handed
+    found = _built_then(index, _BuildsThenHands(index, parts=True), handed, constructors=False, children=True)
+    return [(method, node, local, effects[id(node)]) for method, node, local in found]
+
+
+# What a helper's summary may do to a model it is handed, in the order one call is told by (`_helpers_handed`).
+_HANDED_EFFECTS = (DEEPCOPIES, STATES, READS)
+
+
+def _handed_effect(index: ModelIndex, node: cst.Call) -> tuple[cst.BaseExpression, str] | None:
+    """The model `node` hands to a function of another file and what the function's summary does to it (of
+    `model.module`, and of `model.module if ddp else model`, the model itself: `_unwrapped`). A function of this file
+    is told in its own body, where it does it; a write or an initialiser is ZG103's (`_initialised`). What a summary
+    computes with may be any iterable it was given (`train_exs`, `clip_list`): only a value named as modules are
+    counts for `READS`."""
+    if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("apply", "load_state_dict", "state_dict"):
+        return None  # (the model's own methods: told by the finders above)
+    name = dotted(node.func) or ""
+    if name.startswith(("self.", "cls.")) or name in index.skeleton.functions or name in index.classes:
+        return None
+    done_by = [(position, done) for position, done in argument_effects(index, None, node)
+               if not (done & _INITIALISES) and not node.args[position].star]
+    for effect in _HANDED_EFFECTS:
+        for position, done in done_by:
+            if effect not in done:
+                continue
+            value = _unwrapped(node.args[position].value)
+            root = value
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            if effect != READS or isinstance(root, cst.Name) and module_like_name(root.value):
+                return value, effect
+    return None
 
 
 @memoised
@@ -194,7 +218,7 @@ class _BuildsThenHands:
 
     def __init__(self, index: ModelIndex, parts: bool = False) -> None:
         self.index = index
-        self._handed: re.Pattern[str] | None = None  # (read once per file: `_names`)
+        self._handed: re.Pattern[str] | bool | None = None  # (read once per file; False: none in the file)
         # (with `parts`, a part of the local handed counts too, and an option of a conditional expression:
         # `update_ema(ema, model.module if ddp else model)`)
         self._local, self._part = (_HANDED_PART, r"(?:\.\w+)*") if parts else (_HANDED_LOCAL, "")
@@ -202,13 +226,17 @@ class _BuildsThenHands:
     def search(self, text: str) -> bool:
         if self._handed is None:
             source = self.index.source
-            handed = set(self._local.findall(source))
-            made = {
-                name for name, callee in set(_BOUND_TO_CALL.findall(source)) if name in handed and self._builds(name, callee)
-            }
-            names = "|".join(sorted(map(re.escape, made))) or "(?!)"
+            bound = set(_BOUND_TO_CALL.findall(source))
+            handed = set(self._local.findall(source)) if bound else set()
+            made = {name for name, callee in bound if name in handed and self._builds(name, callee)}
+            if not made:
+                self._handed = False  # (no local built and handed anywhere in the file: no function to read)
+                return False
+            names = "|".join(sorted(map(re.escape, made)))
             start = r"(?:\w\(|,|\belse)" if self._part else r"(?:\w\(|,)"
             self._handed = re.compile(start + r"\s*(?:\w+\s*=\s*)?(" + names + r")" + self._part + r"\s*[,)]")
+        if self._handed is False:
+            return False
         found = self._handed.search(text)
         return found is not None and re.search(rf"^[ \t]*{found.group(1)}[ \t]*=", text, re.M) is not None
 
