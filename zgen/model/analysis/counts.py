@@ -652,10 +652,7 @@ class CountedLoops:
         same everywhere."""
         if not (isinstance(value, cst.Name) and _DATASET_NAME.search(value.value)):
             return False
-        bound = [
-            node.value for node, _ctx in self.flat.nodes
-            if type(node) is cst.Assign and any(value.value in bound_names(t.target) for t in node.targets)
-        ]
+        bound = local_bindings(self.flat).get(value.value, [])
         return bool(bound) and all(
             isinstance(each, cst.Call) and _RANKED.search(code_of(each)) is None for each in bound
         )

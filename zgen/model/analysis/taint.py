@@ -1750,7 +1750,6 @@ def _decided_parameters(index: ModelIndex, func: cst.FunctionDef) -> frozenset[s
 _DECISION_LINE = re.compile(r"(?:if(?<!\wif)\b|while(?<!\wwhile)\b|range\(|self\.\w+\[)([^\n]*)")
 _ASSIGNED_FROM = re.compile(r"^[ \t]*(\w+)[ \t]*=(?!=)([^=\n]*)", re.M)
 _WORD = re.compile(r"\w+")
-_RANK_WORD_TEXT = known.RANK_SEARCH
 
 
 # Words without which a caller hands no value that differs per rank (a text trigger, before any parse; a batch
@@ -2282,7 +2281,8 @@ def draws_in(index: ModelIndex, method: MethodInfo) -> str | None:
 
 # `self.rank = dist.get_rank()`: an attribute assigned, on one line, from a rank word.
 _RANK_ASSIGN = re.compile(r"self\.(\w+)\s*(?::[^=\n]*)?=[^=\n][^\n]*" + known.RANK_TEXT)
-_RANK_WORD = known.RANK_SEARCH
+# A word of the rank, searched in the lines holding one of its literals (`Trigger`).
+_RANK_WORD = Trigger(*known.RANK_LITERALS, pattern=known.RANK_TEXT, by_line=True)
 _FREE_CALL = re.compile(r"(?<![\w.])(\w+)\s*\(")
 _RANK_RETURN = re.compile(r"return(?<!\wreturn)\b[^\n]*" + known.RANK_TEXT)
 
@@ -2628,7 +2628,7 @@ def own_state(index: ModelIndex, cls: ClassInfo) -> dict[str, dict[str, str]]:
         text = method.text
         if not WRITES_SELF.search(text):
             continue
-        ranked = _RANK_WORD_TEXT.search(text) is not None
+        ranked = _RANK_WORD.search(text)
         flagged = id(method.span) not in init and _FLAG_UNDER_TEST.search(text) is not None
         if not ranked and not flagged and not _PER_RANK_HINT.search(text):
             continue  # (a method with no word of a per-rank value writes none: not parsed)

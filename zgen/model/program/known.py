@@ -58,8 +58,6 @@ __all__ = [
     "RANK_WORDS",
     "RANK_TEXT",
     "RANK_LITERALS",
-    "RANK_SEARCH",
-    "LiteralFirst",
     "is_rank_name",
     "is_rank_call",
     "METADATA_ATTRS",
@@ -633,23 +631,6 @@ RANK_TEXT = (
     + r"|get_(?:[a-z0-9]+_)*rank)|_*(?:" + _RANK_SHAPE.upper() + r"))(?!\w)"
 )
 assert "\\" not in _RANK_SHAPE  # (spelt in capitals by `upper()`: no escape in it whose case means something)
-
-
-class LiteralFirst:
-    """A compiled pattern whose every match holds one of `literals`: `search` tests those plain substrings first
-    (fast) and runs the pattern only on text holding one (a pattern opening on a look-behind and a long alternation
-    is tried at every position)."""
-
-    def __init__(self, pattern: str, literals: tuple[str, ...]) -> None:
-        self.pattern = re.compile(pattern)
-        # (the shortest set: a literal holding another adds nothing)
-        self.literals = tuple(sorted(w for w in literals if not any(o != w and o in w for o in literals)))
-
-    def search(self, text: str) -> re.Match[str] | None:
-        return self.pattern.search(text) if any(w in text for w in self.literals) else None
-
-
-RANK_SEARCH = LiteralFirst(RANK_TEXT, RANK_LITERALS)
 
 # Reading these from a partitioned placeholder is correct: they survive partitioning.
 METADATA_ATTRS = frozenset(
