@@ -713,6 +713,8 @@ def module_arg_effects(index: ModelIndex, func: cst.FunctionDef) -> dict[str, fr
                 unwrapped = _part_of_argument(index, inner, node.value, names)
             if unwrapped is None:
                 unwrapped = _child_of_argument(node.value, names, aliases)
+            if unwrapped is None:
+                unwrapped = _handed_back(index, inner, node.value, names)  # `unwrapped = unwrap_model_fn(model)`
             if unwrapped is not None and _bound_once(inner, node.targets[0].target.value):
                 # `target = model.module if wrapped(model) else model`: the module itself
                 aliases[node.targets[0].target.value] = unwrapped
@@ -1305,6 +1307,55 @@ def _part_of_argument(index: ModelIndex, flat: Flat, value: cst.BaseExpression, 
     return first.value
 
 
+def _handed_back(index: ModelIndex, flat: Flat, value: cst.BaseExpression, names) -> str | None:
+    """The module argument `value` is a call of a readable function handing it back, or what it wraps
+    (`unwrap_model_fn(model)`, `def unwrap(m): return m.module if hasattr(m, "module") else m`), else None."""
+    if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None or value.args[0].star:
+        return None
+    first = value.args[0].value
+    name = call_name(value)
+    if not (isinstance(first, cst.Name) and first.value in names) or not name or name.startswith("."):
+        return None
+    found = resolve_function(index, flat, name)
+    if found is None or parameter_for(found[1], value, 0) not in returned_parameters(found[0], found[1].name.value) \
+            and not _unwraps(*found):
+        return None
+    return first.value
+
+
+@memoised
+def _unwraps(index: ModelIndex, func: cst.FunctionDef) -> bool:
+    """Does `func` hand back its first parameter peeled of wrappers, through a local (`m = model` ... `while
+    hasattr(m, "module"): m = m.module` ... `return m`): every value it returns that local, bound only to the
+    parameter or to attributes of itself?"""
+    params = positional_parameters(func)
+    if not params:
+        return False
+    first = params[0]
+    returned: set[str] = set()
+    bound: dict[str, list[cst.BaseExpression]] = {}
+    for node in walk(func.body):
+        if type(node) is cst.Return:
+            if not isinstance(node.value, cst.Name):
+                return False
+            returned.add(node.value.value)
+        elif type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            bound.setdefault(node.targets[0].target.value, []).append(node.value)
+    if not returned or first in bound:
+        return False
+
+    def peeled(value: cst.BaseExpression, local: str) -> bool:
+        while isinstance(value, cst.Attribute):
+            value = value.value
+        return isinstance(value, cst.Name) and value.value in (first, local)
+
+    return all(
+        name == first or name in bound and any(isinstance(v, cst.Name) and v.value == first for v in bound[name])
+        and all(peeled(v, name) for v in bound[name])
+        for name in returned
+    )
+
+
 @memoised(cycle=False)
 def _hands_back_a_part(index: ModelIndex, func: cst.FunctionDef) -> bool:
     """Does `func` return a submodule of its first parameter: an item of a walk of it (`for n, m in
@@ -1497,7 +1548,7 @@ def _init_callable(call: cst.Call, arg: cst.Arg, last: str) -> bool:
 
 def _produced_callable(index: ModelIndex, flat: Flat, call: cst.Call, arg: cst.Arg, name: str) -> bool:
     """`init(m.weight)` as a statement, where `init = factory.create(**cfg)` earlier in this function: a callable
-    we cannot read, made by a call, given the parameter as its only argument and its result dropped. Its only
+    we cannot read, made by a call (or picked from a registry, `func = WEIGHT_INIT_DICT[name]`), given the parameter as its only argument and its result dropped. Its only
     effect is on that argument: it writes it (an initialiser a factory built from `nn.init.*`). So too a callable
     the function keeps on `self` (`self._init = partial(_initialize_kaiming, ...)`; `self._init(layer.weight)`),
     unless the call built a module there (`self.fc = nn.Linear(...)`: calling it runs its forward)."""
@@ -1510,6 +1561,11 @@ def _produced_callable(index: ModelIndex, flat: Flat, call: cst.Call, arg: cst.A
     if positional != [arg] or arg.star:
         return False
     for node, _ in flat.nodes:
+        if type(node) is cst.Assign and len(node.targets) == 1 and type(node.value) is cst.Subscript:
+            # `func = WEIGHT_INIT_DICT[name]`: one of a registry's callables, picked by a setting
+            target = node.targets[0].target
+            if isinstance(target, cst.Name) and target.value == name:
+                return True
         if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.value, cst.Call):
             target = node.targets[0].target
             if isinstance(target, cst.Name) and target.value == name:

@@ -73,7 +73,8 @@ from .provenance import (
     Model, Params, Value, contained, factory_made, module_constructor, provenance_accesses, reaches_operation,
 )
 from .script import (
-    WRAP_TRIGGER, ScriptScope, class_partitions, function_scope, module_code_scope, partitions_here, script_text,
+    ScriptScope, bound_here, class_partitions, function_scope, global_models, module_code_partitions,
+    module_code_scope, partitions_here, script_text,
 )
 
 __all__ = ["METHOD_WRITE", "Holders", "holders", "handed_accesses", "built_accesses", "built_holder", "outside_functions"]
@@ -187,7 +188,7 @@ def _module_code_uses(index: ModelIndex) -> list[ParamAccess]:
     text = script_text(index)  # (the module-level code alone)
     if not _BUILDS_AT_TOP.search(text):
         return []  # (no model built at module level: `logger = logging.get_logger(__name__)`, imports, constants)
-    if not (_HANDED_TRIGGER.search(text) or _whole_trigger(index, None).search(text)) or WRAP_TRIGGER.search(text):
+    if not (_HANDED_TRIGGER.search(text) or _whole_trigger(index, None).search(text)) or module_code_partitions(index):
         return []  # (module code that partitions the model itself: the script rules judge what follows)
     scope = module_code_scope(index, True)
     if scope is None:
@@ -1245,6 +1246,8 @@ def holders(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, handed
     if handed:
         found.models, found.iterables = _seeds(index, node)
         found.models |= other_objects_models(index, node)  # `runner.model`, `isinstance(obj, nn.Module)`
+        if cls is None:  # `inference(args, dlrm, ...)` after `dlrm = DLRM_Net(...)`: however the parameter is named
+            found.models |= _handed_by_callers(index).get(node.name.value, frozenset()) - found.iterables
         if cls is not None:
             found.models |= {f"self.{h}" for h in held_attributes(index, cls)} | held_paths(index, cls)
             found.models |= held_fields(index, cls)
@@ -1252,6 +1255,42 @@ def holders(index: ModelIndex, scope: ScriptScope, cls: ClassInfo | None, handed
     if walks:
         found.walked = _walked(index, scope, node)
     return found
+
+
+@memoised
+def _handed_by_callers(index: ModelIndex) -> dict[str, frozenset[str]]:
+    """Parameters of the file's functions that a caller in the file hands a model it built itself (`dlrm =
+    DLRM_Net(...)` ... `inference(args, dlrm, test_ld)`), or one the module-level code built: a function handed a
+    built model holds it whatever its parameter is called (`def inference(args, dlrm, ...)`, `def train(G, D)`)."""
+    functions = index.skeleton.functions
+    if not functions:
+        return {}
+    called = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, sorted(functions))) + r")\(")
+    callers = [(name, span) for name, span in functions.items() if called.search(index.skeleton.text(span.start, span.end))]
+    scopes = [function_scope(index, span) for _name, span in callers]
+    if called.search(script_text(index)):
+        scopes.append(module_code_scope(index, True))
+    found: dict[str, set[str]] = {}
+    for scope in scopes:
+        if scope is None or not isinstance(scope.node, cst.FunctionDef):
+            continue
+        built = set(scope.built_models)
+        if scope.node.name.value != "__main__":
+            built |= set(global_models(index)) - bound_here(scope.node, scope.flat)
+        if not built:
+            continue
+        for call, _ctx in scope.flat.nodes:
+            if type(call) is not cst.Call or type(call.func) is not cst.Name or call.func.value not in functions:
+                continue
+            callee = index.function_info(call.func.value)
+            if callee is None or not isinstance(callee.node, cst.FunctionDef) or callee.node is scope.node:
+                continue
+            for position, arg in enumerate(call.args):
+                if not arg.star and type(arg.value) is cst.Name and arg.value.value in built:
+                    param = parameter_for(callee.node, call, position)
+                    if param is not None:
+                        found.setdefault(call.func.value, set()).add(param)
+    return {name: frozenset(params) for name, params in found.items()}
 
 
 def _seeds(index: ModelIndex, node: cst.FunctionDef) -> tuple[set[str], set[str]]:

@@ -23,7 +23,9 @@ from __future__ import annotations
 import re
 
 from ..program import known
-from ..program.holds import averager, config_like, constructed_models, looked_up_models, module_like_name, wraps_itself
+from ..program.holds import (
+    averager, config_like, constructed_models, looked_up_models, module_like_name, wraps_a_model, wraps_itself,
+)
 from ..program.index import MethodInfo, ModelIndex, Snippet, memoised
 from ..program.members import class_named
 from ..program.tree import code_of, cst, dotted, walk
@@ -56,7 +58,8 @@ def built_then_read(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]]
 def built_then_saved(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]]:
     """(function, the `state_dict()` call, the local) for each state dict of a model the same function built, handed
     on whole (`torch.save({"model": model.state_dict()}, p)`, `best = copy.deepcopy(model.state_dict())`,
-    `ema.load_state_dict(model.state_dict())`) or one entry read (`decoder.state_dict()[key]`): its tensors are
+    `ema.load_state_dict(model.state_dict())`, `ckpt["model"] = model.state_dict()`) or one entry read
+    (`decoder.state_dict()[key]`): its tensors are
     placeholders. Not one read for its keys alone
     (`effects.state_keys_only`), nor walked item by item (`built_then_read` tells those)."""
     found = [  # `save_model(model, path)` of safetensors: the state dict taken inside
@@ -68,7 +71,9 @@ def built_then_saved(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]
         parent = flat.parent.get(id(node)) if flat is not None else None
         handed = isinstance(parent, (cst.Arg, cst.DictElement, cst.Element)) and not state_keys_only(flat, node)
         entry = type(parent) is cst.Subscript and parent.value is node  # `decoder.state_dict()[name]`: one tensor
-        if handed or entry or _bound_then_read(flat, parent):
+        # (`save_dict["model_state_dict"] = net.state_dict()`: kept whole in a checkpoint's entry)
+        stored = type(parent) is cst.Assign and all(type(t.target) is cst.Subscript for t in parent.targets)
+        if handed or entry or stored or _bound_then_read(flat, parent):
             found.append((method, node, local))
     return found
 
@@ -477,12 +482,12 @@ def built_where(method: MethodInfo, local: str) -> str:
 def _top_models_used(index: ModelIndex, function: MethodInfo, layers: bool) -> list[str]:
     """The models the module-level code built (`model = MemTransformerLM(...)` at the top of a script) that
     `function` uses as globals, not binding the name itself (`script.global_models`); without `layers`, not a torch
-    layer."""
+    layer (a data-parallel wrapper, `net = nn.DataParallel(net)`, holds the model it wraps)."""
     from .script import bound_here, global_models  # (the script scopes read this module's neighbours)
 
     models = global_models(index)
     names = [n for n, classes in models.items() if n in function.text
-             and (layers or not all(c.startswith("torch.") for c in classes))]
+             and (layers or not all(c.startswith("torch.") and not wraps_a_model(c) for c in classes))]
     flat = flat_of(function) if names and isinstance(function.node, cst.FunctionDef) else None
     if flat is None:
         return []

@@ -767,6 +767,7 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
                 continue
             in_forward = method in forwards
             flat = flat_of(method)
+            selves = _aliases_of_self(flat) if flat is not None and "= self\n" in method.text else frozenset({"self"})
             for node, ctx in flat.nodes if flat is not None else ():
                 if type(node) is not cst.Call or ctx.guarded or not isinstance(node.func, cst.Attribute):
                     continue
@@ -782,7 +783,8 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
                 if node.func.attr.value not in known.STATE_CALLS:
                     continue
                 receiver = unmoved(node.func.value)  # (`self.netG.cpu().state_dict()`: the child's, moved)
-                if not (isinstance(receiver, cst.Name) and receiver.value == "self"):  # (not `super()` either)
+                # (not `super()` either; `model_to_save = self` ... `model_to_save.state_dict()` is its own)
+                if not (isinstance(receiver, cst.Name) and receiver.value in selves):
                     child = _built_child(index, cls, receiver) if node.func.attr.value in _CHILD_STATE_CALLS else None
                     if child is None and node.func.attr.value in _CHILD_STATE_CALLS and isinstance(receiver, cst.Name):
                         child = _handed_child(index, cls, method, receiver.value)
@@ -801,6 +803,18 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
                     continue
                 found.append((method, node))
     return found
+
+
+def _aliases_of_self(flat: Flat) -> frozenset[str]:
+    """`self`, and the locals a method binds to it alone (`model_to_save = self`, never bound again)."""
+    bound: dict[str, list[cst.BaseExpression]] = {}
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
+            bound.setdefault(node.targets[0].target.value, []).append(node.value)
+    return frozenset({"self"} | {
+        name for name, values in bound.items()
+        if len(values) == 1 and type(values[0]) is cst.Name and values[0].value == "self"
+    })
 
 
 def child_copies(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:

@@ -53,7 +53,7 @@ from .taint import DATA, RANK, Taint
 __all__ = [
     "ScriptScope", "script_scopes", "function_scope", "script_divergences", "script_accesses", "scope_reach",
     "divergences", "module_helper_reaches",
-    "WRAP_TRIGGER", "partitions_here", "class_partitions", "global_models", "bound_here",
+    "WRAP_TRIGGER", "partitions_here", "module_code_partitions", "class_partitions", "global_models", "bound_here",
 ]
 
 # Text without which no model in a scope can be partitioned.
@@ -527,8 +527,20 @@ def partitions_here(index: ModelIndex, span: FunctionSpan) -> bool:
     if not WRAP_TRIGGER.search(index.skeleton.text(span.start, span.end)):
         return False
     scope = function_scope(index, span)
-    if scope is None:
-        return True
+    return scope is None or _scope_partitions(index, scope)
+
+
+@memoised
+def module_code_partitions(index: ModelIndex) -> bool:
+    """`partitions_here` for the module-level code of a script (`amp.initialize(model, optimizer)` of apex does
+    not)."""
+    if not WRAP_TRIGGER.search(script_text(index)):
+        return False
+    scope = module_code_scope(index, True)
+    return scope is not None and _scope_partitions(index, scope)
+
+
+def _scope_partitions(index: ModelIndex, scope: ScriptScope) -> bool:
     for node in walk(scope.node):
         if isinstance(node, cst.With) and any(_is_zero_init(index, i.item) for i in node.items):
             return True

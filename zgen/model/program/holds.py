@@ -41,7 +41,7 @@ __all__ = [
     "module_arguments", "may_have_module_arguments", "held_attributes", "model_containers", "held_paths", "container_elements", "averaged_attributes", "averaged_copies", "trainer_module", "module_like_name", "MODULE_WORDS", "config_like", "annotated_module", "MODULE_ONLY_METHODS",
     "RETURNS_MODULE", "held_path_classes", "constructed_models", "module_container_arguments", "may_have_module_containers",
     "value_holds", "averager", "looked_up_models", "argument_held_models", "unwraps_itself", "rebinds_itself", "MOVES",
-    "wraps_itself", "built_from_class_value", "unmoved",
+    "wraps_itself", "wraps_a_model", "built_from_class_value", "unmoved",
     "binding_text", "patched_forward",
 ]
 
@@ -598,6 +598,10 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
             # (a factory of another file too: `build_net()`, and a builder method of the class, `self.build(cfg)`)
             kind, classes = classify(index, made, resolve=True, cls=owner)
             built = kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in classes)
+            # (`diffusion = GaussianDiffusion(denoise_fn=model)`: a module of no parameters of its own, holding the
+            # model built above as its child)
+            built = built or kind == Kind.MODULE and any(
+                type(a.value) is cst.Name and a.value.value in found for a in made.args if not a.star)
             # (`lm = AutoModel.from_pretrained(path)`, `model = timm.create_model(name)`: a library's model of a
             # class no file tells, built under `zero.Init` where the library sets it up)
             zoo = known.model_zoo_function(index.qualify(callee))  # `torchvision.models.resnet50()`
@@ -631,6 +635,11 @@ def _data_parallel_around(index: ModelIndex, value: cst.Call) -> cst.Call | None
 
 
 _DATA_PARALLEL = frozenset({"DataParallel", "DistributedDataParallel"})
+
+
+def wraps_a_model(qualified: str) -> bool:
+    """Is `qualified` a data-parallel wrapper's class (`torch.nn.DataParallel`), which holds the model it wraps?"""
+    return qualified.rsplit(".", 1)[-1] in _DATA_PARALLEL
 
 
 def _moved_with_state(function: cst.FunctionDef, name: str) -> bool:
@@ -914,13 +923,23 @@ def _of_unknown_class(index: ModelIndex, value: cst.Call) -> bool:
 
 def _used_as_module(node: cst.CSTNode) -> set[str]:
     """Names on which the code calls a method only a module has (`x.parameters()`, `x.modules()`), the two sides of
-    a state copy between two names (`target.load_state_dict(source.state_dict())`: a target network), and names both
-    called or moved to a device and asked for their state (`dlrm(x)` ... `dlrm.state_dict()`)."""
+    a state copy between two names (`target.load_state_dict(source.state_dict())`: a target network), names both
+    called or moved to a device and asked for their state (`dlrm(x)` ... `dlrm.state_dict()`), and names kept on
+    `self` and walked there as only a module is (`self.qf = qf.to(device)` ... `self.qf.parameters()`)."""
     found = set()
     states = False
     called: set[str] = set()  # names called (`dlrm(x)`) or moved to a device (`model.to(device)`) ...
     stated: set[str] = set()  # ... and names whose state is taken or loaded: both, a module (no optimizer is called)
+    kept: dict[str, str] = {}  # `self.qf = qf.to(device)`: self.qf -> qf
+    walked: set[str] = set()  # `self.qf.parameters()`: self.qf
     for call in walk(node):
+        if type(call) is cst.Assign and len(call.targets) == 1 and type(call.targets[0].target) is cst.Attribute:
+            value = unmoved(call.value)
+            if type(value) is cst.Name and dotted(call.targets[0].target) == f"self.{call.targets[0].target.attr.value}":
+                kept[f"self.{call.targets[0].target.attr.value}"] = value.value
+        if type(call) is cst.Call and isinstance(call.func, cst.Attribute) and \
+                call.func.attr.value in MODULE_ONLY_METHODS and type(call.func.value) is cst.Attribute:
+            walked.add(dotted(call.func.value) or "")
         if type(call) is cst.Call and isinstance(call.func, cst.Name):
             called.add(call.func.value)
         if type(call) is cst.Call and isinstance(call.func, cst.Attribute):
@@ -939,6 +958,7 @@ def _used_as_module(node: cst.CSTNode) -> set[str]:
                             found.update((call.func.value.value, source.func.value.value))
     if states:
         found |= _state_written_in_place(node)
+    found |= {name for path, name in kept.items() if path in walked}  # kept, then walked as a module
     return found | {name for name in called & stated if not config_like(name)}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from ..analysis.access import STATE, Scope
@@ -150,6 +151,8 @@ def main(model, cfg):
             receiver = unmoved(node.func.value)  # type: ignore[union-attr]
             if isinstance(receiver, cst.Attribute):
                 whose = f"`{code_of(receiver)}`, a child of the module"
+            elif isinstance(receiver, cst.Name) and re.search(rf"^\s*{receiver.value}\s*=\s*self\s*$", method.text, re.M):
+                whose = f"`{receiver.value}`, the module itself"  # (`model_to_save = self`)
             elif isinstance(receiver, cst.Name) and receiver.value != "self":
                 whose = f"`{receiver.value}`, a child of the module handed to it"
             else:
