@@ -2,8 +2,9 @@
 module keeps and walks as only a module is walked (`self.qf = qf.to(device)` ... `self.qf.parameters()`), whose
 deep copy duplicates the placeholders `zero.Init` left it when its own constructor returned; and an initialiser
 picked from a registry (`func = WEIGHT_INIT_DICT[name]`) run over parameters that include the children's,
-already partitioned in `__init__`. A constructor argument kept but never walked, and a registry's callable handed
-a value that is no parameter, stay quiet."""
+already partitioned in `__init__`. A constructor argument kept but never walked stays quiet, and so does an
+initialiser writing a parameter the constructor itself set on a built child (`self.v.pos_embed =
+nn.Parameter(torch.zeros(...))`): `zero.Init` partitioned the child's own parameters, not one set on it later."""
 
 from __future__ import annotations
 
@@ -70,3 +71,48 @@ def test_an_initialiser_picked_from_a_registry_over_the_children_parameters(tmp_
     path = tmp_path / "transformer.py"
     path.write_text(REGISTRY)
     assert ("ZG103", 19) in found(path, "ZG103")
+
+
+FRESH_POSITIONS = '''
+import torch
+from torch import nn
+from timm.models.layers import trunc_normal_
+
+from vit import VisionTransformer
+
+
+class ASTModel(nn.Module):
+    def __init__(self, num_patches, dim):
+        super().__init__()
+        self.v = VisionTransformer(dim)
+        new_pos_embed = nn.Parameter(torch.zeros(1, num_patches + 2, dim))
+        self.v.pos_embed = new_pos_embed
+        trunc_normal_(self.v.pos_embed, std=.02)
+        trunc_normal_(self.v.cls_token, std=.02)
+
+    def forward(self, x):
+        return self.v(x)
+'''
+
+VIT = '''
+import torch
+from torch import nn
+
+
+class VisionTransformer(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.pos_embed = nn.Parameter(torch.zeros(1, 198, dim))
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, dim))
+        self.head = nn.Linear(dim, 10)
+
+    def forward(self, x):
+        return self.head(x + self.pos_embed)
+'''
+
+
+def test_a_parameter_set_on_a_built_child_in_init_is_written_whole(tmp_path: Path) -> None:
+    (tmp_path / "vit.py").write_text(VIT)
+    path = tmp_path / "ast_models.py"
+    path.write_text(FRESH_POSITIONS)
+    assert found(path, "ZG103") == [("ZG103", 16)]

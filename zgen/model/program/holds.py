@@ -579,6 +579,11 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
         if isinstance(made.func, cst.Name) and (default := class_defaults.get(made.func.value)) is not None:
             made = made.with_changes(func=default)  # `ac = actor_critic(o, a)` for `actor_critic=core.MLPActorCritic`
         callee = dotted(made.func)
+        if callee is None and isinstance(made.func, cst.Attribute) and module_like_name(target.value) and (
+                made.func.attr.value in known.MODEL_BUILDERS or made.func.attr.value == "get_model" and made.args):
+            # `model = DitModelFactory(path=p).get_model(rank=0).train()`: a builder asked on an object made on the spot
+            found.setdefault(target.value, node.value)
+            continue
         if callee is None and not isinstance(made.func, cst.Subscript):
             continue
         last = callee.rsplit(".", 1)[-1] if callee is not None else ""
@@ -685,8 +690,16 @@ def _made_by_builder(
         inner = value.args[1].value
         return isinstance(inner, cst.Call) and _made_by_builder(index, inner, builders) is True
     func = value.func
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in builders:
-        owner_index, owner = builders[func.value.value]
+    made = None
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call):
+        # `DitModelFactory(model_path=p).get_model(...)`: the factory object built and asked on the spot
+        made = _made_by_builder(index, func.value, builders)
+        if made is True and func.attr.value in MOVES:
+            return True  # (`factory.get_model(...).train()`: the product, moved or put in a mode)
+    elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in builders:
+        made = builders[func.value.value]
+    if isinstance(made, tuple):
+        owner_index, owner = made
         if owner.inherited_method(func.attr.value) is None:
             return False
         own = value.with_changes(func=func.with_changes(value=cst.Name("self")))  # what `self.assemble(8)` makes

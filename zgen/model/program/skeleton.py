@@ -252,12 +252,33 @@ def _record_local_imports(tree: ast.Module, skel: Skeleton) -> None:
         if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for stmt in func.body:
                 if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-                    found: dict[str, str] = {}
-                    _record_import(stmt, found, [])
-                    for name, target in found.items():
-                        if name not in bound:
-                            local.setdefault(name, target)
+                    _record_unbound(stmt, bound, local)
+        elif isinstance(func, ast.ClassDef):
+            # a factory's method opening with the import of what it builds (`def get_model(self, ...): from
+            # genmo.mochi_preview.dit.joint_model.asymm_models_joint import AsymmDiTJoint`): only its opening lines,
+            # not an import under a test or after the method's first statement
+            for method in func.body:
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    for stmt in method.body[_docstring_lines(method.body):]:
+                        if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                            break
+                        _record_unbound(stmt, bound, local)
     skel.imports.update(local)
+
+
+def _docstring_lines(body: list[ast.stmt]) -> int:
+    """1 when `body` opens with a docstring, else 0."""
+    first = body[0] if body else None
+    return int(isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str))
+
+
+def _record_unbound(stmt: ast.Import | ast.ImportFrom, bound, local: dict[str, str]) -> None:
+    """Record the names `stmt` imports that nothing at module level binds (the first import of a name wins)."""
+    found: dict[str, str] = {}
+    _record_import(stmt, found, [])
+    for name, target in found.items():
+        if name not in bound:
+            local.setdefault(name, target)
 
 
 def _statements(tree: ast.Module) -> Iterator[ast.AST]:

@@ -15,7 +15,7 @@ from ..analysis.param_lists import parameter_list_writes
 from ..analysis.script import WRAP_TRIGGER, script_scopes
 from ..program import known
 from ..program.index import ClassInfo, ModelIndex
-from ..program.tree import access_path, call_name, code_of, cst, walk
+from ..program.tree import access_path, call_name, code_of, cst, dotted, walk
 from .rule import Report, Rule
 
 
@@ -253,7 +253,7 @@ def initialize(model):
             child = access.scope is not Scope.LATE or access.owner not in ("", "self") or (
                 access.where not in known.TORCH_INITIALISERS
                 and not _run_by_a_constructor(index, access.cls, access.where))
-            if access.use in _WRITES[access.scope] and child:
+            if access.use in _WRITES[access.scope] and child and not _written_fresh(access):
                 yield self.finding(index, access.snippet, _writing_call(access), _message(access), _HELP)
         for scope in script_scopes(index, WRAP_TRIGGER):
             for node, ctx in scope.flat.nodes:
@@ -652,6 +652,37 @@ def _message(access: ParamAccess) -> str:
         f"`{what}` is initialised in `__init__` after `{access.owner}` was built; under `deepspeed.zero.Init` "
         f"`{access.owner}` is already partitioned and the write is lost"
     )
+
+
+def _written_fresh(access: ParamAccess) -> bool:
+    """Is the child's parameter written one the method put there itself, earlier, as a new `nn.Parameter` made from
+    no old value of the child (`self.v.pos_embed = nn.Parameter(torch.zeros(1, n, d))`, or a local bound to one)?
+    `zero.Init` partitioned the child's own parameters when its constructor returned, not one set on it later: the
+    initialiser writes a whole tensor, which `deepspeed.initialize` partitions."""
+    if access.scope is not Scope.INIT or access.op == REPLACED or not isinstance(access.node, cst.Attribute):
+        return False
+    path = dotted(access.node)
+    flat = flat_of(access.method) if access.method is not None and path else None
+    if flat is None:
+        return False
+    at = flat.position.get(id(access.node), 0)
+    fresh: set[str] = set()  # locals bound to a new parameter
+    replaced = False
+    for node, _ctx in flat.nodes:
+        if flat.position.get(id(node), 0) >= at:
+            break
+        if type(node) is not cst.Assign or len(node.targets) != 1:
+            continue
+        target, value = node.targets[0].target, node.value
+        new = isinstance(value, cst.Call) and (call_name(value) or "").rsplit(".", 1)[-1] == "Parameter" and (
+            path not in code_of(value, limit=1000))
+        if type(target) is cst.Name:
+            fresh.discard(target.value)
+            if new:
+                fresh.add(target.value)
+        elif dotted(target) == path:
+            replaced = new or type(value) is cst.Name and value.value in fresh
+    return replaced
 
 
 def _built_local(access: ParamAccess) -> bool:
