@@ -1,14 +1,15 @@
 """Models a factory object builds: asked on the spot (`model = DitModelFactory(path=p).get_model(rank=0).train()`),
-the product is a built model whose gradients the script then clips; and a factory's method that opens by importing
-the class it builds (`def get_model(self): from .dit import AsymmDiTJoint`), then loads a checkpoint into it. Under
-`zero.Init` both are partitioned once their constructors returned. An import under a test, after the method's first
-statement, stays unread (a component built lazily, on some configurations only)."""
+the product is a built model whose gradients the script then clips; a factory's method that opens by importing the
+class it builds (`def get_model(self): from .dit import AsymmDiTJoint`), then loads a checkpoint into it; and a
+library's loader (`model, preprocess = clip.load("ViT-B/32")`) given a checkpoint after. Under `zero.Init` all
+three are partitioned once their constructors returned. An import under a test, after the method's first
+statement, stays unread (a component built lazily, on some configurations only)"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.model.package_check import found_in_package
+from tests.model.package_check import found, found_in_package
 
 DIT = '''
 from torch import nn
@@ -86,3 +87,23 @@ def test_a_factory_method_opening_with_the_import_of_what_it_builds(tmp_path: Pa
 def test_a_model_asked_of_a_factory_object_made_on_the_spot(tmp_path: Path) -> None:
     files = {"dit.py": DIT, "pipelines.py": PIPELINES, "train.py": TRAIN}
     assert found_in_package(tmp_path, files, "train.py", prefix="ZG1") == [("ZG107", 16)]
+
+
+CLIP = '''
+import clip
+import torch
+
+
+def build(path):
+    model, preprocess = clip.load("ViT-B/32", device="cpu")
+    model.load_state_dict(torch.load(path))
+    tokens = clip.tokenize(["a photo"])
+    tokens.copy_(torch.load(path + ".tokens"))
+    return model, preprocess
+'''
+
+
+def test_a_model_loaded_by_a_library_loader_then_given_a_checkpoint(tmp_path: Path) -> None:
+    path = tmp_path / "build.py"
+    path.write_text(CLIP)
+    assert found(path, "ZG1") == [("ZG108", 8)]

@@ -559,8 +559,9 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
             # `net, opt = make_pair(cfg)`: what the function returns, position by position
             made = classify_unpacked(index, node.value, len(target.elements), owner)
             # (`gpt, epoch = utils.load_model(path)`: a builder's element named as models are is one, however built)
-            builder = isinstance(node.value, cst.Call) and (call_name(node.value) or "").rsplit(".", 1)[-1] in \
-                known.MODEL_BUILDERS
+            builder = isinstance(node.value, cst.Call) and ((call_name(node.value) or "").rsplit(".", 1)[-1] in
+                                                             known.MODEL_BUILDERS or index.qualified_call(node.value)
+                                                             in known.MODEL_BUILDERS_QUALIFIED)
             for element, (kind, classes) in zip(target.elements, made or [(Kind.VALUE, ())] * len(target.elements)):
                 if isinstance(element.value, cst.Name) and (kind in (Kind.MODULE, Kind.CONTAINER) and any(
                     has_params(index, c) is not False for c in classes
@@ -613,7 +614,7 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
             # (`classifier = model.get_model(num_class)` of a module `importlib` imported by name: a builder's
             # name, handed what to build; not `trainer.get_model()`, which hands back the model it holds)
             library = last in known.MODEL_BUILDERS or last == "from_pretrained" or zoo or last == "get_model" \
-                and bool(made.args)
+                and bool(made.args) or index.qualify(callee) in known.MODEL_BUILDERS_QUALIFIED
             if kind == Kind.VALUE and library and callee.count(".") == 1 and \
                     callee.split(".", 1)[0] in imported_by_name:
                 kind = Kind.UNKNOWN  # a function of a module imported by name: of a class no file tells

@@ -336,7 +336,10 @@ MODEL_BUILDERS = _NamedBy(
     r"(?:create|build|make)_(?:\w+_)?model|build_backbone|build_encoder|load_model|instantiate(?:_from_config)?"
     r"|construct_class_by_name"
 )
-MODEL_BUILDERS_QUALIFIED = frozenset({"torch.hub.load"})
+MODEL_BUILDERS_QUALIFIED = frozenset({
+    "torch.hub.load", "clip.load", "open_clip.create_model", "open_clip.create_model_and_transforms",
+    "open_clip.create_model_from_pretrained",
+})
 # Python's builtins (`next`, `isinstance`, `len`): no helper of the program, whatever they are handed.
 PYTHON_BUILTINS = frozenset(dir(builtins))
 # Library functions that load a file into the module handed first (`load_model(model, "model.safetensors")`), or
