@@ -429,6 +429,24 @@ class ClassInfo:
         found = self._reached_from("forward")
         if not found and self.is_module and self.method("__call__") is not None and self.method("forward") is None:
             return self.reachable("__call__", properties=True)
+        return self._handed_methods(found)
+
+    def _handed_methods(self, found: list[MethodInfo]) -> list[MethodInfo]:
+        """`found`, and the methods it names as values rather than calls, which it then runs (`model_func =
+        {"TransE": self.TransE, ...}` ... `model_func[self.model_name](h, r, t)`, `checkpoint(self._block, x)`), with
+        what they reach; not a hook it registers (`hook_methods`)."""
+        seen = {id(m) for m in found}
+        for method in list(found):
+            if "register_" in method.text:
+                continue
+            for name in sorted(method.self_reads):
+                target = self.method(name)
+                if target is None or id(target) in seen or name in self.property_names:
+                    continue
+                for reached in self.reachable(name, properties=True):
+                    if id(reached) not in seen:
+                        seen.add(id(reached))
+                        found.append(reached)
         return found
 
     def _reached_from(self, root: str) -> list[MethodInfo]:
