@@ -1548,10 +1548,11 @@ def _init_callable(call: cst.Call, arg: cst.Arg, last: str) -> bool:
 
 def _produced_callable(index: ModelIndex, flat: Flat, call: cst.Call, arg: cst.Arg, name: str) -> bool:
     """`init(m.weight)` as a statement, where `init = factory.create(**cfg)` earlier in this function: a callable
-    we cannot read, made by a call (or picked from a registry, `func = WEIGHT_INIT_DICT[name]`), given the parameter as its only argument and its result dropped. Its only
-    effect is on that argument: it writes it (an initialiser a factory built from `nn.init.*`). So too a callable
-    the function keeps on `self` (`self._init = partial(_initialize_kaiming, ...)`; `self._init(layer.weight)`),
-    unless the call built a module there (`self.fc = nn.Linear(...)`: calling it runs its forward)."""
+    we cannot read, made by a call (or picked from a registry, `func = WEIGHT_INIT_DICT[name]`), given the
+    parameter as its only argument and its result dropped. Its only effect is on that argument: it writes it (an
+    initialiser a factory built from `nn.init.*`). So too a callable the function keeps on `self` (`self._init =
+    partial(_initialize_kaiming, ...)`; `self._init(layer.weight)`), unless the call built a module there (`self.fc =
+    nn.Linear(...)`: calling it runs its forward)."""
     kept = name.startswith("self.") and name.count(".") == 1
     if "." in name and not kept or name in index.imports or name in index.skeleton.functions:
         return False

@@ -1266,8 +1266,10 @@ def _handed_by_callers(index: ModelIndex) -> dict[str, frozenset[str]]:
     if not functions:
         return {}
     called = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, sorted(functions))) + r")\(")
-    callers = [(name, span) for name, span in functions.items() if called.search(index.skeleton.text(span.start, span.end))]
-    scopes = [function_scope(index, span) for _name, span in callers]
+    scopes = [
+        function_scope(index, span) for span in functions.values()
+        if called.search(index.skeleton.text(span.start, span.end))
+    ]
     if called.search(script_text(index)):
         scopes.append(module_code_scope(index, True))
     found: dict[str, set[str]] = {}

@@ -59,8 +59,7 @@ def built_then_saved(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]
     """(function, the `state_dict()` call, the local) for each state dict of a model the same function built, handed
     on whole (`torch.save({"model": model.state_dict()}, p)`, `best = copy.deepcopy(model.state_dict())`,
     `ema.load_state_dict(model.state_dict())`, `ckpt["model"] = model.state_dict()`) or one entry read
-    (`decoder.state_dict()[key]`): its tensors are
-    placeholders. Not one read for its keys alone
+    (`decoder.state_dict()[key]`): its tensors are placeholders. Not one read for its keys alone
     (`effects.state_keys_only`), nor walked item by item (`built_then_read` tells those)."""
     found = [  # `save_model(model, path)` of safetensors: the state dict taken inside
         (method, node, local) for method, node, local in _built_then(

@@ -52,7 +52,8 @@ from .persistence import is_persistent, optional_param, persistent_param
 
 __all__ = [
     "OwnUse", "method_uses", "method_call_accesses", "calls_child_method", "calls_inherited_method", "answering_classes", "TORCH_INITIALISERS",
-    "TORCH_LOADERS", "own_state_calls", "child_copies", "uses_self_whole", "package_module_classes", "package_module_methods",
+    "TORCH_LOADERS", "own_state_calls", "aliases_of_self", "child_copies", "uses_self_whole", "package_module_classes",
+    "package_module_methods",
     "package_definers", "SELF_CALL", "forward_parts_outside", "flattened_outside", "NOT_USES",
 ]
 
@@ -767,7 +768,7 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
                 continue
             in_forward = method in forwards
             flat = flat_of(method)
-            selves = _aliases_of_self(flat) if flat is not None and "= self\n" in method.text else frozenset({"self"})
+            selves = aliases_of_self(flat) if flat is not None and "= self\n" in method.text else frozenset({"self"})
             for node, ctx in flat.nodes if flat is not None else ():
                 if type(node) is not cst.Call or ctx.guarded or not isinstance(node.func, cst.Attribute):
                     continue
@@ -805,7 +806,7 @@ def own_state_calls(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call]]:
     return found
 
 
-def _aliases_of_self(flat: Flat) -> frozenset[str]:
+def aliases_of_self(flat: Flat) -> frozenset[str]:
     """`self`, and the locals a method binds to it alone (`model_to_save = self`, never bound again)."""
     bound: dict[str, list[cst.BaseExpression]] = {}
     for node, _ctx in flat.nodes:

@@ -559,9 +559,10 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
             # `net, opt = make_pair(cfg)`: what the function returns, position by position
             made = classify_unpacked(index, node.value, len(target.elements), owner)
             # (`gpt, epoch = utils.load_model(path)`: a builder's element named as models are is one, however built)
-            builder = isinstance(node.value, cst.Call) and ((call_name(node.value) or "").rsplit(".", 1)[-1] in
-                                                             known.MODEL_BUILDERS or index.qualified_call(node.value)
-                                                             in known.MODEL_BUILDERS_QUALIFIED)
+            builder = isinstance(node.value, cst.Call) and (
+                (call_name(node.value) or "").rsplit(".", 1)[-1] in known.MODEL_BUILDERS
+                or index.qualified_call(node.value) in known.MODEL_BUILDERS_QUALIFIED
+            )
             for element, (kind, classes) in zip(target.elements, made or [(Kind.VALUE, ())] * len(target.elements)):
                 if isinstance(element.value, cst.Name) and (kind in (Kind.MODULE, Kind.CONTAINER) and any(
                     has_params(index, c) is not False for c in classes
@@ -948,9 +949,9 @@ def _used_as_module(node: cst.CSTNode) -> set[str]:
     walked: set[str] = set()  # `self.qf.parameters()`: self.qf
     for call in walk(node):
         if type(call) is cst.Assign and len(call.targets) == 1 and type(call.targets[0].target) is cst.Attribute:
-            value = unmoved(call.value)
-            if type(value) is cst.Name and dotted(call.targets[0].target) == f"self.{call.targets[0].target.attr.value}":
-                kept[f"self.{call.targets[0].target.attr.value}"] = value.value
+            value, path = unmoved(call.value), dotted(call.targets[0].target) or ""
+            if type(value) is cst.Name and path.count(".") == 1 and path.startswith("self."):
+                kept[path] = value.value
         if type(call) is cst.Call and isinstance(call.func, cst.Attribute) and \
                 call.func.attr.value in MODULE_ONLY_METHODS and type(call.func.value) is cst.Attribute:
             walked.add(dotted(call.func.value) or "")

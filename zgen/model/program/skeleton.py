@@ -269,7 +269,8 @@ def _record_local_imports(tree: ast.Module, skel: Skeleton) -> None:
 def _docstring_lines(body: list[ast.stmt]) -> int:
     """1 when `body` opens with a docstring, else 0."""
     first = body[0] if body else None
-    return int(isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str))
+    text = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+    return int(text)
 
 
 def _record_unbound(stmt: ast.Import | ast.ImportFrom, bound, local: dict[str, str]) -> None:

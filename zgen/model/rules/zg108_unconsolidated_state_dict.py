@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from ..analysis.access import STATE, Scope
@@ -10,8 +9,9 @@ from ..analysis.loaded import (
     built_then_handed_state, built_then_loaded, built_then_pickled, built_then_read, built_then_saved, built_where,
     zoo_weights_loaded,
 )
+from ..analysis.flow import flat_of
 from ..analysis.moved import child_state_copies
-from ..analysis.own import own_state_calls
+from ..analysis.own import aliases_of_self, own_state_calls
 from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, script_scopes
 from ..program import known
@@ -151,7 +151,8 @@ def main(model, cfg):
             receiver = unmoved(node.func.value)  # type: ignore[union-attr]
             if isinstance(receiver, cst.Attribute):
                 whose = f"`{code_of(receiver)}`, a child of the module"
-            elif isinstance(receiver, cst.Name) and re.search(rf"^\s*{receiver.value}\s*=\s*self\s*$", method.text, re.M):
+            elif isinstance(receiver, cst.Name) and receiver.value != "self" and (flat := flat_of(method)) is not None \
+                    and receiver.value in aliases_of_self(flat):
                 whose = f"`{receiver.value}`, the module itself"  # (`model_to_save = self`)
             elif isinstance(receiver, cst.Name) and receiver.value != "self":
                 whose = f"`{receiver.value}`, a child of the module handed to it"
