@@ -12,7 +12,7 @@ from pathlib import Path
 
 from zgen.model import check_source
 
-__all__ = ["Q_NETS", "TINY_NET", "write_package", "found", "found_in_package", "found_in_directory"]
+__all__ = ["Q_NETS", "TINY_NET", "WIDE_NET", "write_package", "found", "found_in_package", "found_in_directory"]
 
 # `nets.py` of a small RL package: a Q network of two layers above the persistence threshold, for the trainers,
 # agents and ensembles the tests hold it in.
@@ -42,6 +42,8 @@ TINY_NET = """class Net(nn.Module):
     def forward(self, x):
         return self.fc(x)
 """
+# ... and one whose layer passes the persistence threshold (512 x 512 elements): its forward gathers.
+WIDE_NET = TINY_NET.replace("nn.Linear(4, 4)", "nn.Linear(512, 512)")
 
 
 def write_package(root: Path, files: dict[str, str], name: str = "pkg", init: str = "") -> Path:

@@ -7,7 +7,7 @@ modules`), whose state it copies (ZG108). Each against its look-alike."""
 
 from __future__ import annotations
 
-from package_check import found_in_package
+from package_check import WIDE_NET, found_in_package
 
 LAYERS = """
 import torch
@@ -116,14 +116,7 @@ FORECAST = """
 from torch import nn
 
 
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(512, 512)
-
-    def forward(self, x):
-        return self.fc(x)
-
+""" + WIDE_NET + """
 
 class Forecast:
     def __init__(self):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.model.package_check import found
+from tests.model.package_check import WIDE_NET, found
 
 TRAIN = '''
 import torch
@@ -16,14 +16,7 @@ from torch.utils.data import DataLoader, DistributedSampler
 from data import build_dataset
 
 
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(512, 512)
-
-    def forward(self, x):
-        return self.fc(x)
-
+''' + WIDE_NET + '''
 
 def main(args):
     rank = dist.get_rank()

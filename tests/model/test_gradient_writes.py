@@ -13,19 +13,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.model.package_check import found_in_package
+from tests.model.package_check import WIDE_NET, found_in_package
 
 NETS = """
 import torch.nn as nn
 
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(512, 512)
-
-    def forward(self, x):
-        return self.fc(x)
-"""
+""" + WIDE_NET
 
 HELPERS = """
 def apply_updates(params, updates):

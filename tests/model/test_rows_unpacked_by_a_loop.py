@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import textwrap
 
+from tests.model.package_check import WIDE_NET
 from zgen.model import check_source
 
 TRAINER = """
@@ -17,14 +18,7 @@ from torch import nn
 from accelerate import Accelerator
 
 
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(512, 512)
-
-    def forward(self, x):
-        return self.fc(x)
-
+""" + WIDE_NET + """
 
 class Trainer(nn.Module):
     def __init__(self, vae: Net):
