@@ -237,7 +237,8 @@ def restore(model, sd):
     model.fc.reset_parameters()
     model.fc.train()
 """)
-    assert found == [("ZG101", 4)]  # a submodule's state dict may hold buffers alone
+    # the load copies into the submodule's parameters as into the model's own (one holding buffers alone is rare)
+    assert found == [("ZG108", 3), ("ZG101", 4)]
 
 
 def test_a_built_childs_method_computing_with_its_weights_in_init() -> None:

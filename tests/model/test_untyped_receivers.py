@@ -276,14 +276,15 @@ def test_a_method_name_two_imported_classes_define_with_one_only_running_its_chi
 
 def test_forward_by_name_in_a_file_with_a_plain_class_defining_forward_is_clean(tmp_path):
     # a receiver of no named class may be the plain core (held as a class value, `core_class = PlainCore`), whose
-    # `forward` runs no hook; the parts of a given `Net`, typed through its members, are still modules
+    # `forward` runs no hook; the parts of a given `Net`, typed through its members, are still modules, and so are
+    # the items of `self.children()`, which only ever hands out registered submodules
     plain = FORWARD_BY_NAME + """
 
 class PlainCore:
     def forward(self, h):
         return h
 """
-    assert _found(tmp_path, plain) == [("ZG302", 35), ("ZG302", 40)]
+    assert _found(tmp_path, plain) == [("ZG302", 19), ("ZG302", 35), ("ZG302", 40)]
 
 
 # `.forward` by name on what a local, a property, a conditional, an unpacking or the class's own call binds to an

@@ -222,6 +222,11 @@ class ModuleCalls:
                      for e in expr.elements]
             return _union(found) if all(found) else None
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args:
+            owner = code_of(expr.func.value)
+            if owner == "self._modules" and expr.func.attr.value in ("values", "items") or owner == "self" and (
+                    expr.func.attr.value in ("children", "named_children")):
+                # `for name, module in self._modules.items()`, `for m in self.children()`: this module's own children
+                return facts_of(self.cls).elements or (UNKNOWN,)
             if expr.func.attr.value in ("values", "items"):  # a ModuleDict's modules (`items()`: its pairs' second)
                 # a ModuleDict of modules no constructor names (`()`) holds modules all the same, as when iterated
                 found = self._elements_of(expr.func.value)

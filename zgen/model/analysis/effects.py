@@ -128,6 +128,9 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
                 return INIT, f"{qualified}()"
             if _produced_callable(index, flat, call, parent, name):
                 return INIT, f" passed to `{name}()`, a callable a factory made, called for its effect"
+        elif isinstance(call, cst.Call) and isinstance(call.func, cst.Call) and _sole_effect(flat, call, parent):
+            made = call_name(call.func)
+            return INIT, f" passed to the callable `{made}()` returns, called for its effect"
         return READ, data
     if isinstance(parent, cst.Element):  # GatheredParameters([p, q]): each element is gathered
         holder = flat.parent.get(id(flat.parent.get(id(parent))))
@@ -1576,6 +1579,15 @@ def _produced_callable(index: ModelIndex, flat: Flat, call: cst.Call, arg: cst.A
         if not kept and type(node) is cst.For and _binds_in_tuple(node.target, name):
             return True  # `for pattern, init in rules: ... init(p)`: an initialiser a list of rules pairs with names
     return False
+
+
+def _sole_effect(flat: Flat, call: cst.Call, arg: cst.Arg) -> bool:
+    """Is the call a statement whose result is dropped, with the parameter its only positional argument
+    (`get_initializer(name, act)(linear.weight)`)? A callable made on the spot and called so can only act on what
+    it is given: an initialiser, as `init = factory(...)` then `init(p)` is (`_produced_callable`)."""
+    if not isinstance(flat.parent.get(id(call)), cst.Expr) or arg.star:
+        return False
+    return [a for a in call.args if a.keyword is None] == [arg]
 
 
 def _binds_in_tuple(target: cst.BaseExpression, name: str) -> bool:

@@ -44,7 +44,7 @@ from ..program import known
 from ..program.holds import (
     HANDED_PATH_TEXT, MODULE_NAMED_TEXT, MODULE_WORDS, MOVES, annotated_module, annotated_properties,
     averaged_attributes, averager, built_from_class_value, config_like, constructed_models, container_elements,
-    held_attributes, held_paths,
+    held_attributes, held_paths, keyed_model_dicts,
     module_arguments, module_container_arguments, other_objects_models, registered_models, trainer_module,
     wraps_itself,
 )
@@ -53,8 +53,8 @@ from ..program.keyed import reads_keyed_model
 from ..program.members import UNKNOWN_CLASS, Kind, Member, classify, facts_of, has_params
 from ..program.skeleton import FunctionSpan
 from ..program.tree import (
-    access_path, body_start, call_name, code_of, cst, dotted, parameter_for, positional_parameters, unwrapped_argument,
-    walk, walk_own,
+    access_path, body_start, call_name, choice_leaves, code_of, cst, dotted, parameter_for, positional_parameters,
+    unwrapped_argument, walk, walk_own,
 )
 from ..program.trigger import Trigger, word_first
 from .access import CHECK, COPY, GRAD, INIT, READ, SIZE, STATE, WRITE, ParamAccess, Reach, Scope, Via
@@ -709,7 +709,10 @@ def _whole_uses(
                 listed[func_node.value.value] = source  # `params.extend(group["params"])`
                 continue
         if isinstance(func_node, cst.Attribute) and func_node.attr.value in _STATE_METHODS:
-            owner = holds(func_node.value, whole_only=True) if not state_keys_only(flat, node) else None
+            # (a part reached by attributes too, `model.module.encoder.load_state_dict(sd)`, unless it keeps a
+            # state of its own, `agent.optimizer.state_dict()`)
+            part = _state_part(func_node.value)
+            owner = holds(func_node.value, whole_only=not part) if not state_keys_only(flat, node) else None
             if owner is not None:
                 found.append(access(node, ctx, STATE, owner, func_node.attr.value))
             continue
@@ -1113,6 +1116,15 @@ def _parameter_list_of(value: cst.BaseExpression, holds) -> str | None:
 
 # Module methods that read or load the whole state: under ZeRO-3 the tensors are empty placeholders.
 _STATE_METHODS = known.STATE_CALLS
+
+
+def _state_part(expr: cst.BaseExpression) -> bool:
+    """Is `expr` a part of a model reached by attributes alone (`model.module.encoder`), none of them a setting or a
+    part keeping a state of its own (`model.optimizer`, `agent.lr_scheduler`), whose state a call saves or loads?"""
+    path = access_path(expr)
+    if path is None or not path.parts or "[]" in path.parts or path.root == "self":
+        return False
+    return not any(config_like(part) or known.OWN_STATE_PART.search(part.lower()) for part in path.parts)
 def _passes_on(index: ModelIndex, flat: Flat, value: cst.BaseExpression, holds) -> bool:
     """Does `value` evaluate to a held module: the module itself, its wrapper's `.module`, or what an unreadable
     function returns when given it (`accelerator.unwrap_model(model)`, `getattr(model, "module", model)`)?"""
@@ -1455,6 +1467,7 @@ def held_containers(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
         # `@property def models(self) -> Mapping[str, torch.nn.Module]`: what it hands out holds models too
         found.update(f"self.{name}" for name, (_c, several) in annotated_properties(index, cls).items() if several)
         found.update(f"self.{name}" for name in registered_models(index, cls))  # `self._models[name] = model`
+        found.update(f"self.{name}" for name in keyed_model_dicts(index, cls))  # `self.models["enc"] = Enc(18)`
     return frozenset(found)
 
 
@@ -1534,12 +1547,13 @@ def _walked(index: ModelIndex, scope: ScriptScope, node: cst.FunctionDef) -> dic
         factory = _returned_local(node)  # a layer factory another file's model calls: the layer it returns
         if factory is None:
             return held
+    chosen = _chosen_classes(scope.flat)
     for inner, _ctx in scope.flat.nodes:
         if type(inner) is cst.Assign and len(inner.targets) == 1 and isinstance(inner.targets[0].target, cst.Name):
             name = inner.targets[0].target.value
             if name in held or name in scope.wrapped or factory is not None and name != factory:
                 continue  # a factory: only the module it returns is the model someone builds under zero.Init
-            kind, classes = classify(index, inner.value, resolve=factory is not None)
+            kind, classes = _classify_chosen(index, inner.value, chosen, resolve=factory is not None)
             owns = any(has_params(index, c) is not False for c in classes or ("",))
             if kind in (Kind.MODULE, Kind.CONTAINER) and owns or kind is Kind.UNKNOWN and name == factory and (
                 _returns_a_module(index, node)
@@ -1891,16 +1905,45 @@ def _built_locals(index: ModelIndex, flat: Flat) -> set[str]:
     """Names a function assigns a module construction (`probe = nn.Linear(4, 4)`): plain modules it built. Not the
     models a factory function hands back (`agent, player = build_agent(cfg)`: built there, `provenance.factory_made`)."""
     found = set()
+    chosen = _chosen_classes(flat)
     for node, _ctx in flat.nodes:
         if type(node) is cst.Assign and isinstance(node.value, cst.Call):
             if len(node.targets) == 1 and factory_made(index, flat, node.value, node.targets[0].target) is not None:
                 continue
             if len(node.targets) == 1 and wraps_itself(node.value, node.targets[0].target):
                 continue  # `model = nn.DataParallel(model)`: a wrapper around the model the name held
-            if classify(index, node.value)[0] in (Kind.MODULE, Kind.CONTAINER):
+            if _classify_chosen(index, node.value, chosen)[0] in (Kind.MODULE, Kind.CONTAINER):
                 for target in node.targets:
                     found.update(bound_names(target.target))
     return found
+
+
+def _chosen_classes(flat: Flat) -> dict[str, list[cst.BaseExpression]]:
+    """Locals a function binds, once, to a choice of classes by name (`linear_cls = TransposedLinear if transposed
+    else nn.Linear`): the names it may hold. Calling the local builds one of them."""
+    bound: dict[str, list[cst.BaseExpression]] = {}
+    for node, _ctx in flat.nodes:
+        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            name = node.targets[0].target.value
+            leaves = choice_leaves(node.value) if isinstance(node.value, cst.IfExp) else []
+            if name in bound or not leaves or not all(isinstance(v, (cst.Name, cst.Attribute)) for v in leaves):
+                bound[name] = []  # bound twice, or to anything else: no choice we can name
+            else:
+                bound[name] = leaves
+    return {name: leaves for name, leaves in bound.items() if leaves}
+
+
+def _classify_chosen(
+    index: ModelIndex, value: cst.BaseExpression, chosen: dict[str, list[cst.BaseExpression]], resolve: bool = True
+) -> tuple[Kind, tuple[str, ...]]:
+    """`classify`, where a call of a local bound to a choice of classes (`_chosen_classes`) builds what calling
+    any of them would: the first module (or list of them) among the options, else what the call itself is."""
+    func = value.func if isinstance(value, cst.Call) else None
+    for option in chosen.get(func.value, ()) if isinstance(func, cst.Name) else ():
+        kind, classes = classify(index, value.with_changes(func=option), resolve=resolve)
+        if kind in (Kind.MODULE, Kind.CONTAINER):
+            return kind, classes
+    return classify(index, value, resolve=resolve)
 
 
 def _selects(value: cst.BaseExpression, source_of) -> bool:

@@ -404,10 +404,6 @@ def _built_then(
     return found
 
 
-# Parts of a model object that keep a state of their own, not the model's (`model.optimizer.state_dict()`)
-_OWN_STATE_PART = re.compile(r"optim|sched|scaler|sampler|loader|token|rng|random|metric|logger|writer|callback")
-
-
 def _child_path(target: cst.Attribute, first: dict[str, int]) -> str | None:
     """The path of a part of a model in `first` reached by attributes alone (`diffusion._denoise_fn`), else None: not
     through a setting or a part that keeps a state of its own (`model.optimizer`)."""
@@ -418,7 +414,7 @@ def _child_path(target: cst.Attribute, first: dict[str, int]) -> str | None:
         value = value.value
     if type(value) is not cst.Name or value.value not in first:
         return None
-    if any(config_like(part) or _OWN_STATE_PART.search(part.lower()) for part in parts):
+    if any(config_like(part) or known.OWN_STATE_PART.search(part.lower()) for part in parts):
         return None
     return ".".join([value.value, *reversed(parts)])
 

@@ -109,6 +109,8 @@ def method_uses(index: ModelIndex, ref: str, name: str) -> tuple[OwnUse, ...]:
     return ()
 
 
+# `super().load_state_dict(`, `super(Net, self).load_state_dict(`: an override handing on to the base's loader.
+_HANDS_TO_BASE_LOADER = re.compile(r"\bsuper\([^()]*\)\.load_state_dict\(")
 # torch's recurrent layers (`flatten_parameters()` re-lays their weights out).
 _RECURRENT = frozenset({"LSTM", "GRU", "RNN"})
 # torch layers whose `reset_parameters()` initialises parameters.
@@ -125,6 +127,11 @@ def _class_uses(index: ModelIndex, cls: ClassInfo, name: str) -> tuple[OwnUse, .
         if name in TORCH_LOADERS and has_params(index, cls.name) is not False:
             return (OwnUse(WRITE, "self.weight", False),)  # `nn.Module.load_state_dict`: copies into every parameter
         return ()
+    if name in TORCH_LOADERS and _HANDS_TO_BASE_LOADER.search(method.text) and "GatheredParameters" not in method.text \
+            and cls.is_module and has_params(index, cls.name) is not False:
+        # an override that renames the checkpoint's keys and hands it to `super().load_state_dict(...)`: torch's
+        # loader copies into every parameter all the same
+        return (OwnUse(WRITE, "self.weight", False),)
     found: dict[tuple, OwnUse] = {}  # the first use of each kind, of a small and a large parameter, of `self` or not
     owner = method.owner if isinstance(method.owner, ClassInfo) else cls
     # what it calls on `self`, dispatched on `cls`: its own methods and those of its bases, of any file

@@ -54,8 +54,8 @@ _LOADER = re.compile(r"load|batches$|data_?iter|_iter$|^iter|dataset|^(?:train|v
 
 
 def _batches_of(flat: Flat, inputs: frozenset[str]) -> frozenset[str]:
-    """The names a `for` binds to the items of an argument named as a loader of batches (`for batch in loader`,
-    `for i, (x, y) in enumerate(train_loader)`), directly or through `enumerate`/`tqdm`."""
+    """The names a `for` binds to the items of an argument (or an attribute of `self`) named as a loader of batches
+    (`for batch in loader`, `for i, (x, y) in enumerate(self.train_loader)`), directly or through `enumerate`/`tqdm`."""
     found = set()
     for node, _ctx in flat.nodes:
         if type(node) is not cst.For:
@@ -69,6 +69,9 @@ def _batches_of(flat: Flat, inputs: frozenset[str]) -> frozenset[str]:
                 target = target.elements[1].value
         if isinstance(iterable, cst.Name) and iterable.value in inputs and _LOADER.search(iterable.value):
             found.update(bound_names(target))
+        elif isinstance(iterable, cst.Attribute) and isinstance(iterable.value, cst.Name) and \
+                iterable.value.value == "self" and _LOADER.search(iterable.attr.value):
+            found.update(bound_names(target))  # `for batch in self.test_loader`: a loader the object was given
     if found:
         for node, _ctx in flat.nodes:  # `x, y = sample`, `x = batch[0]`: the parts of a batch are this rank's too
             if type(node) is cst.Assign and len(node.targets) == 1:
@@ -205,7 +208,7 @@ class Taint:
         # The function's arguments: what this call was given (a dict of inputs whose keys differ per rank).
         root = flat.nodes[0][0] if flat.nodes else None
         self.inputs = parameter_names(root) - {"self", "cls"} if isinstance(root, cst.FunctionDef) else frozenset()
-        batches = _batches_of(flat, self.inputs) if self.inputs else frozenset()
+        batches = _batches_of(flat, self.inputs)
         if batches:
             # the batches a loop takes from a loader this call was given are this rank's data too (`for batch in
             # loader: if len(batch) == 0: continue`), also in a model's own training method (`def fit(self, loader)`)
@@ -927,6 +930,8 @@ class Taint:
                 continue
             elif kind is cst.Comparison and (grown := self._running_test(node)) is not None:
                 found.setdefault(DATA, grown)  # `while seen < n` for `seen += len(batch)`: this rank's data sets the trip
+            elif kind is cst.Comparison and self.inputs and _element_test(node, self.tensors | self.fields):
+                found.setdefault(DATA, code_of(node))  # `offset[-1] > 0` of `offset = batch["offset"]`: one value
             elif kind is cst.Comparison:
                 reduction = _compared_reduction(node, self.agreed_use)
                 if reduction is not None:  # `x.sum() > 0`: a decision on this rank's tensor values
@@ -3048,6 +3053,33 @@ def _extent_test(
     if isinstance(left, cst.Call) and isinstance(left.func, cst.Name) and left.func.value == "len":
         return len(left.args) == 1 and isinstance(left.args[0].value, cst.Name) and left.args[0].value.value in valued
     return _input_extent(left, inputs) and not one
+
+
+def _element_test(node: cst.Comparison, holders: frozenset[str]) -> bool:
+    """`offset[-1] > 0`, `lengths[0] == 0`: one item of a tensor this call was given (or of a field of its batch), by a
+    literal position, tested against a number: a value of this rank's data, as `x.sum() > 0` is."""
+    if len(node.comparisons) != 1 or type(node.comparisons[0].operator).__name__ not in _ORDERS:
+        return False
+    sides = (node.left, node.comparisons[0].comparator)
+    return any(_number(other) and _literal_item(side, holders) for side, other in (sides, sides[::-1]))
+
+
+_ORDERS = frozenset({"LessThan", "GreaterThan", "LessThanEqual", "GreaterThanEqual", "Equal", "NotEqual"})
+
+
+def _number(expr: cst.BaseExpression) -> bool:
+    """`0`, `-1`, `0.5`: a literal number."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        expr = expr.expression
+    return isinstance(expr, (cst.Integer, cst.Float))
+
+
+def _literal_item(expr: cst.BaseExpression, holders: frozenset[str]) -> bool:
+    """`offset[-1]`, `x[0]` of a name in `holders`: one item, at a literal position."""
+    if not (isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and expr.value.value in holders):
+        return False
+    return len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index) and isinstance(
+        expr.slice[0].slice.value, (cst.Integer, cst.UnaryOperation)) and _number(expr.slice[0].slice.value)
 
 
 def _offset_extent(

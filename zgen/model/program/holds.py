@@ -1054,14 +1054,22 @@ def model_containers(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, 
     return _held_and_wrapped(index, cls)[2]
 
 
+def keyed_model_dicts(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
+    """Attributes of a plain class its constructor (or a setup method) fills key by key with models it builds
+    (`self.models["encoder"] = networks.ResnetEncoder(18)`): each value is one of the trained models, as a
+    `ModuleDict`'s would be (`for name, model in self.models.items(): model.state_dict()`)."""
+    return _held_and_wrapped(index, cls)[3]
+
+
 @memoised
 def _held_and_wrapped(
     index: ModelIndex, cls: ClassInfo
-) -> tuple[dict[str, tuple[str, ...]], frozenset[str], dict[str, tuple[str, ...]]]:
-    """`held_attributes`, `wrapped_attributes` and `model_containers`, found together."""
+) -> tuple[dict[str, tuple[str, ...]], frozenset[str], dict[str, tuple[str, ...]], frozenset[str]]:
+    """`held_attributes`, `wrapped_attributes`, `model_containers` and `keyed_model_dicts`, found together."""
     found: dict[str, tuple[str, ...]] = {}
     wrapped: set[str] = set()
     containers: dict[str, tuple[str, ...]] = {}
+    keyed: set[str] = set()
     built = facts_of(cls)
     for name in built.class_built:  # `self.act = self.act_class(d)`, typed by the family (`members._retype`)
         member = built.members.get(name)
@@ -1117,6 +1125,14 @@ def _held_and_wrapped(
                             found.setdefault(path.parts[0], ("<unknown>",))
             for target, part in _pairs(targets, value):
                 path = access_path(target)
+                if path is not None and path.root == "self" and path.parts[1:] == ("[]",) and not cls.is_module \
+                        and (built_here or lazily) and path.parts[0] not in found:
+                    # `self.models["encoder"] = networks.ResnetEncoder(18)`: a plain dict of models, filled by key
+                    classes = value_holds(at, part, arguments, found) or _constructed(at, part, cls)
+                    if classes:
+                        containers[path.parts[0]] = tuple(dict.fromkeys(containers.get(path.parts[0], ()) + classes))
+                        keyed.add(path.parts[0])
+                    continue
                 if path is None or path.root != "self" or len(path.parts) != 1:
                     continue
                 if config_like(path.parts[0]) and _wrapper_call(at, part):
@@ -1163,7 +1179,7 @@ def _held_and_wrapped(
             if name not in found and (f"self.{name}" in cls.text or f"'{name}'" in cls.text
                                       or f'"{name}"' in cls.text):
                 found[name] = classes if sub.index is index else tuple(_qualified(sub.index, c) for c in classes)
-    return found, frozenset(wrapped), containers
+    return found, frozenset(wrapped), containers, frozenset(keyed)
 
 
 @memoised

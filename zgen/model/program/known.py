@@ -800,6 +800,8 @@ TORCH_INITIALISERS = frozenset({"reset_parameters", "_reset_parameters"})
 # A module's whole state read or loaded: the state dict API and torch's per-module halves of it, which a
 # hand-written walker calls on each submodule (`module._load_from_state_dict(sd, prefix, ...)`).
 STATE_CALLS = frozenset({"state_dict", "load_state_dict", "_load_from_state_dict", "_save_to_state_dict"})
+# Parts of a model object that keep a state of their own, not the model's (`model.optimizer`, `agent.lr_scheduler`).
+OWN_STATE_PART = re.compile(r"optim|sched|scaler|sampler|loader|token|rng|random|metric|logger|writer|callback")
 # Functions that pickle the object they are given (a module pickled whole keeps its parameters as they are:
 # under ZeRO-3 partitioned placeholders).
 PICKLERS = frozenset(

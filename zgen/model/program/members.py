@@ -1381,6 +1381,12 @@ class _FactsReader:
                 return Kind.MODULE, found
             if known.model_zoo(self.index.qualify(zoo)):
                 return Kind.UNKNOWN, (UNKNOWN_CLASS,)
+        if isinstance(func, cst.Call) and call_name(func) == "getattr" and len(func.args) == 2 and self.resolve \
+                and self._depth <= 4 and (zoo := dotted(func.args[0].value)) is not None and zoo in self.index.imports:
+            # `getattr(base_model, "build_%s" % args.model)(dset, d)`: a program module's builder looked up by name
+            found = self._module_namespace(zoo)
+            if found:
+                return Kind.MODULE, found
         if isinstance(func, cst.Call) and _is_partial(func) and func.args:
             return self._classify_callable(func.args[0].value, call)  # partial(nn.Linear, bias=False)(d, d)
         if isinstance(func, cst.IfExp):

@@ -201,9 +201,13 @@ def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
 
 
 def _defines(stmt: ast.stmt) -> bool:
-    """Does a compound statement hold class/def/import statements directly in its blocks?"""
+    """Does a compound statement hold class/def/import statements in its blocks, directly or in a block nested in them
+    (`if __name__ == "__main__":` ... `if args.arch == "swagan": from swagan import Generator`)?"""
     kinds = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.Import, ast.ImportFrom)
-    return any(isinstance(s, kinds) for block in _blocks(stmt) for s in block)
+    return any(
+        isinstance(s, kinds) or isinstance(s, (ast.If, ast.Try, ast.With)) and _defines(s)
+        for block in _blocks(stmt) for s in block
+    )
 
 
 def build_skeleton(source: str) -> Skeleton | SourceError:

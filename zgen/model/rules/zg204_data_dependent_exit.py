@@ -50,8 +50,9 @@ class _LoopExit:
             return True  # `for s, e, r in _get_sharded_stacked(x, n)`: a generator of the file yielding per extent
         if "=" in text and HANDS_LENGTH.search(text):
             return True  # `self.decode(step, n_steps=x.size(1))`: a base class's loop counted by a length handed on
-        if "return" in text and "os.path." in text and any(f".{word}(" in text for word in self._HOST):
-            return True  # `if os.path.isfile(out): return` before the model runs: this host's files decide
+        if ("return" in text or "continue" in text) and "os.path." in text and any(
+                f".{word}(" in text for word in self._HOST):
+            return True  # `if os.path.isfile(out): return` (or `continue`) before the model runs: this host's files
         if "odeint(" in text:
             return True  # `odeint(ode_fn, x, t)`: a solver calling the model as often as its error control decides
         if "backward(" in text and _exit_before_backward(text):
