@@ -157,6 +157,8 @@ def _indirect_calls(
                 return f"self.{name}()"
             if name in members and plain_runs is not None and plain_runs(func, "__call__"):
                 return f"self.{name}()"  # `self.agent(state)` for `self.agent = ValueAgent(self.net)`
+            if name in members and any(helpers.helper_runs_modules(bound) for bound in _bound_methods(cls, name)):
+                return f"self.{name}()"  # `self.encode_text(t)` for `self.encode_text = self.clip_encode_text`
             return None
         if known.wrapper_collective((dotted(base) or "").rsplit(".", 1)[-1], name):
             return f"{code_of(func)}()"  # `self.accelerator.get_state_dict(self.net)` in a module that trains itself
@@ -177,6 +179,15 @@ def _indirect_calls(
         return f"{code_of(func)}()"
 
     return indirect
+
+
+def _bound_methods(cls: ClassInfo, name: str) -> list[str]:
+    """The methods of the class an attribute is bound to (`self.encode_text = self.clip_encode_text` in one branch
+    of the constructor, `= self.bert_encode_text` in another): calling the attribute runs one of them."""
+    if f"self.{name}" not in cls.text:
+        return []
+    bound = re.findall(rf"^[ \t]*self\.{re.escape(name)}[ \t]*=[ \t]*self\.(\w+)[ \t]*(?:#.*)?$", cls.text, re.M)
+    return [method for method in bound if cls.inherited_method(method) is not None]
 
 
 def helper_reaches(

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from ..program import known
 from ..program.index import MethodInfo, ModelIndex, memoised
+from ..program.project import runs_scripts
 from ..program.tree import children, code_of, cst, parameter_names, walk
 from .flow import Flat, bound_names, flat_of, targets_of
 from .taint import agreeing
@@ -308,7 +309,8 @@ def _calls(body: cst.BaseSuite) -> bool:
 
 def _files(index: ModelIndex, attr: str, follow: bool = False) -> list[ModelIndex]:
     """This file and the files of its own project it imports, and those they import (a trainer's base class in one
-    file, its callbacks in another), under the directory of its top package; at most `_MAX_FILES`. With `follow`,
+    file, its callbacks in another), under the directory of its top package (of a script's folder with no
+    `__init__.py`: the project's home above it, `project.runs_scripts`); at most `_MAX_FILES`. With `follow`,
     through files that do not mention `attr` too (a package's `__init__.py` re-exporting its trainer), of which only
     those mentioning it are returned."""
     found = [index]
@@ -316,6 +318,8 @@ def _files(index: ModelIndex, attr: str, follow: bool = False) -> list[ModelInde
     if project is None or not index.imports:
         return found
     top = os.path.dirname(os.path.abspath(index.path))
+    if not os.path.isfile(os.path.join(top, "__init__.py")) and runs_scripts(os.path.dirname(top)):
+        top = os.path.dirname(top)  # a script's folder with no `__init__.py` (`exp/`): its siblings are its project's
     while os.path.isfile(os.path.join(top, "__init__.py")) and os.path.dirname(top) != top:
         top = os.path.dirname(top)
     seen = [index]

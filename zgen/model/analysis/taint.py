@@ -901,7 +901,8 @@ class Taint:
                 found.setdefault(DATA, code_of(node))  # `x.size(0) > self.max_batch`: this rank's batch is over a limit
             elif kind is cst.Comparison and self.batches and _uneven_batch_test(node, self.batches, self.inputs):
                 found.setdefault(DATA, code_of(node))  # `x.size(0) != batch_size` of a loader's batch: the last one
-            elif kind is cst.Comparison and self.inputs and _extent_test(node, self.inputs, self.extents, self.valued):
+            elif kind is cst.Comparison and self.inputs and _extent_test(
+                    node, self.inputs | self.fields, self.extents, self.valued):
                 why = code_of(node)  # `if x.shape[1] < 4: return x`, `if len(tokens) == 0: return []`
                 self._extent_tests.add(why)
                 found.setdefault(DATA, why)
@@ -1249,8 +1250,9 @@ class Taint:
                     container = container.func.value if container.func.attr.value in _MAPPING_VIEWS else container
                 if fixed and isinstance(container, cst.Subscript) and self._item_field_read(container, node.left):
                     return True  # `if "prompt" in metadata[0]: ... metadata[0]["prompt"]`: a sample's field
-                if not isinstance(container, cst.Name) or container.value in self.state:
-                    continue
+                if not isinstance(container, cst.Name) or container.value in self.state and not (
+                        fixed and _filled_by_other_keys(self._flat, container.value, code_of(node.left))):
+                    continue  # (a mapping the call fills, tested for a key it may have put there: a cache)
                 if _SETTINGS_MAPPING.search(container.value):
                     continue  # `if "weight_path_add" in params_dict:`: the settings it was given, every rank's
                 if (container.value, code_of(node.left)) in (self.fed if fixed else self.keyed):
@@ -1927,6 +1929,13 @@ def _field_locals(flat: Flat, is_field) -> frozenset[str]:
         if type(node) is not cst.Assign:
             continue
         value = node.value
+        if isinstance(value, cst.Tuple) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Tuple):
+            # `kpts0, kpts1 = data["keypoints0"], data["keypoints1"]`: each name its own field
+            parts = node.targets[0].target.elements
+            if len(parts) == len(value.elements):
+                found.update(name for part, item in zip(parts, value.elements) if is_field(item.value)
+                             for name in bound_names(part.value))
+            continue
         if not is_field(value) and not (found and isinstance(value, cst.Call) and any(
             is_field(arg.value) or (isinstance(arg.value, cst.Name) and arg.value.value in found) for arg in value.args
         )):
@@ -1957,6 +1966,29 @@ def _state_mappings(flat: Flat, inputs: frozenset[str]) -> set[str]:
                 if isinstance(part, cst.Name):
                     found.add(part.value)
     return found & inputs
+
+
+def _filled_by_other_keys(flat: Flat, name: str, key: str) -> bool:
+    """Does the function fill the mapping `name` only by literal keys other than `key` (`y["mask"] = ...` beside a test
+    of `"text_embed" in y`), never by a computed key, `update`, a fill call or by handing it back? Then the key it
+    tests is one the caller put there or not: a field of this rank's input, not a cache the call keeps."""
+    for node, _ctx in flat.nodes:
+        kind = type(node)
+        if kind in (cst.Assign, cst.AugAssign):
+            for target in node.targets if kind is cst.Assign else (node,):
+                target = target.target
+                if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value == name:
+                    index = target.slice[0].slice if len(target.slice) == 1 else None
+                    if not (isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)):
+                        return False
+                    if code_of(index.value).strip("'\"") == key.strip("'\""):
+                        return False
+        elif kind is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value in (*FILLS, "pop"):
+            if isinstance(node.func.value, cst.Name) and node.func.value.value == name:
+                return False
+        elif kind is cst.Return and node.value is not None and name in code_of(node.value, limit=400):
+            return False
+    return True
 
 
 def _handed_whole(flat: Flat, inputs: frozenset[str]) -> set[str]:

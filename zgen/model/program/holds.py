@@ -586,10 +586,11 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
             # `model = DitModelFactory(path=p).get_model(rank=0).train()`: a builder asked on an object made on the spot
             found.setdefault(target.value, node.value)
             continue
-        if callee is None and not isinstance(made.func, cst.Subscript):
+        if callee is None and not isinstance(made.func, (cst.Subscript, cst.Call)):
             continue
         last = callee.rsplit(".", 1)[-1] if callee is not None else ""
         if callee is None:  # `model = DiT_models[args.model](input_size=n)`: a class or factory of a registry
+            # (or of a module of the program, looked up by name: `getattr(base_model, "build_%s" % name)(d)`)
             kind, classes = classify(index, made, resolve=True, cls=owner)
             built = kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in classes)
             # (`student = torchvision_models.__dict__[args.arch]()`: a zoo's model, of no class we read)

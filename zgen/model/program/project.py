@@ -506,7 +506,8 @@ def _project_roots(top: str, package: str, levels: int = 5) -> tuple[str, ...]:
     package's directory too: `ldm/` with no `__init__.py`), searched last: a script kept in a folder of its project
     (`scripts/base_train.py`, `spinup/algos/pytorch/ppo/ppo.py` in a folder with no `__init__.py`) importing the
     project's package (`from nanochat.engine import Engine`), run from the project's top (`python -m
-    scripts.base_train`) wherever zgen itself was started."""
+    scripts.base_train`) wherever zgen itself was started. Right above a script's folder with no `__init__.py`,
+    a sibling namespace package is that too, top or not."""
     directory = top
     at_top = _project_top(directory)
     for _ in range(levels):
@@ -521,7 +522,22 @@ def _project_roots(top: str, package: str, levels: int = 5) -> tuple[str, ...]:
             return (directory,)
         if at_top and os.path.isdir(os.path.join(directory, package)):
             return (directory,)  # (a namespace package at the project's top: `ldm/` with no `__init__.py`)
+        if directory == os.path.dirname(top) and os.path.isdir(os.path.join(directory, package)) \
+                and not os.path.isfile(os.path.join(top, "__init__.py")) and runs_scripts(directory):
+            # a script in a folder with no `__init__.py` (`exp/exp_main.py`) importing a sibling folder with none
+            # either (`from utils.tools import EarlyStopping`): both run from the folder above them, which holds the
+            # project's own entry scripts (`run_longExp.py`)
+            return (directory,)
     return ()
+
+
+def runs_scripts(directory: str) -> bool:
+    """Does `directory` hold Python scripts of its own (`run_longExp.py`, `main.py`): a project's home, run from
+    there, not a folder of unrelated projects side by side?"""
+    try:
+        return any(name.endswith(".py") and name != "__init__.py" for name in os.listdir(directory))
+    except OSError:
+        return False
 
 
 def _project_top(directory: str) -> bool:

@@ -138,10 +138,10 @@ class _Selections:
     _PICK = re.compile(r"self(?:\.\w+)+\[\s*\w+\[\s*[\"']")
     _FIELD = re.compile(r"^\s*(\w+)\s*=\s*\w+(?:\[|\.get\()\s*[\"'][^\n]*$", re.M)  # (`task = batch.get("task")`)
 
-    # `if "image" in batch:`, `if batch.get("image") is not None:`: a key this rank's input mapping may lack (also
-    # beside settings: `if "image" in batch and self.training:`)
+    # `if "image" in batch:`, `if "image" in batch.keys():`, `if batch.get("image") is not None:`: a key this rank's
+    # input mapping may lack (also beside settings: `if "image" in batch and self.training:`)
     _PRESENCE = re.compile(
-        r"if(?<!\wif)\b[^\n]*(?:\bin\s+\w+(?:\[\w+\])?\s*(?::|\)|and\b|or\b)|\.get\([^()\n]*\)\s+is\s)"
+        r"if(?<!\wif)\b[^\n]*(?:\bin\s+\w+(?:\[\w+\]|\.keys\(\))?\s*(?::|\)|and\b|or\b)|\.get\([^()\n]*\)\s+is\s)"
     )
     # `if batch is None: continue` (a batch this rank's collate dropped), `if g.num_edges() > 0:` (a graph's own count)
     _NONE_SKIP = re.compile(r"if(?<!\wif)\s+\w+\s+is\s+None\s*:\s*(?:#[^\n]*)?\n\s*continue\b")
@@ -154,6 +154,8 @@ class _Selections:
         r"(?:\.ndim\b|\.dim\(\)|len\(\w+\.shape\))\s*(?:[<>]=?|[=!]=)\s*\d|\d\s*(?:[<>]=?|[=!]=)\s*\w+(?:\.ndim\b|\.dim\(\))"
         r"|\.shape\[-\d+:\]\s*[=!]=\s*\("
     )
+    # `if offset[-1] > 0:`, `if lengths[0] == 0`: one item of a local at a literal position, against a number
+    _ELEMENT = re.compile(r"if(?<!\wif)\b[^\n]*\b\w+\[-?\d+\]\s*(?:[<>]=?|[=!]=)\s*-?\d")
     # `for _ in range(int(n.item())):`: a trip count read from this rank's tensor
     _COUNT = re.compile(r"range\([^\n]*\.item\(\)")
     _CONTAINER_ITEM = re.compile(r"\w\.\w+\[")  # an item of a container (`self.experts[k]`, `model.heads[k]`)
@@ -184,6 +186,8 @@ class _Selections:
             return True
         if (".ndim" in text or ".dim()" in text or ".shape" in text) and self._KIND.search(text):
             return True  # `x.ndim == 5`: the kind of input this call was given (`taint._kind_test`)
+        if "]" in text and self._ELEMENT.search(text):
+            return True  # `if offset[-1] > 0:`: one value of this call's input (`taint._element_test`)
         if ".item()" in text and self._COUNT.search(text):
             return True
         if "+=" in text and self._GROWN.search(text):
