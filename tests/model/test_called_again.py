@@ -1,8 +1,8 @@
 """A layer run on an optional input of ids under its presence test that the method also runs on the same path on
 another value (`if exists(cond_ids): c = self.token_emb(cond_ids)` ... `x = self.token_emb(x)`): ranks given the
-ids run it, and gather it, once more (ZG205, `_called_again`; muse_maskgit's conditioning tokens, h-optin). Ids the
-name lists call a convention otherwise (`token_type_ids`, `position_ids`) and calls in exclusive branches stay
-clean."""
+ids run it, and gather it, once more (ZG205, `_called_again`; muse_maskgit's conditioning tokens, h-optin). Ids a
+table looks up only when given (`token_type_ids`, `shape_ids`) are flagged as any optional input a layer runs on;
+calls in exclusive branches stay clean."""
 
 from __future__ import annotations
 
@@ -51,7 +51,9 @@ class Transformer(nn.Module):
     assert ("ZG205", 26) in _check(tmp_path, body)
 
 
-def test_ids_by_convention_either_or_and_exclusive_branches_stay_clean(tmp_path):
+def test_either_or_branches_stay_clean_and_ids_a_table_looks_up_only_when_given_are_flagged(tmp_path):
+    # (`decoder_input_ids` or `input_ids`: `wte` runs either way; `token_type_ids` and `shape_ids` run their table
+    # only when given, on the ids themselves: a rank called without them skips its gather)
     body = """
 
 class GPT(nn.Module):
@@ -86,4 +88,4 @@ class Embeddings(nn.Module):
         else:
             return self.word(input_ids) + self.shape_embed(input_ids)
 """
-    assert _check(tmp_path, body) == []
+    assert _check(tmp_path, body) == [("ZG205", 30), ("ZG205", 45)]

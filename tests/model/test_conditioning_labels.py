@@ -1,6 +1,6 @@
 """Labels a layer embeds are a conditioning input, not the loss's targets: `if augment_labels is not None: emb =
-emb + self.map_augment(augment_labels)` skips the mapping on a rank called without them (ZG205). Bare `labels` stay
-the calling convention, and labels that only reach a loss (`if mc_labels is not None: loss = ce(...)`) run no layer."""
+emb + self.map_augment(augment_labels)` skips the mapping on a rank called without them (ZG205), bare `labels` a layer
+runs on too; labels that only reach a loss (`if mc_labels is not None: loss = ce(...)`) run no layer."""
 
 from __future__ import annotations
 
@@ -35,9 +35,10 @@ def test_embedded_labels_given_per_call_are_an_optional_input():
     assert zg205("augment_labels", body) == [13]
 
 
-def test_bare_labels_stay_the_calling_convention():
+def test_bare_labels_a_layer_embeds_are_an_optional_input_too():
+    # (MAR's `if labels is not None: x = x + self.class_emb(labels)`: the table runs on the labels themselves)
     body = "if labels is not None:\n            emb = emb + self.map_augment(labels)"
-    assert zg205("labels", body) == []
+    assert zg205("labels", body) == [13]
 
 
 def test_labels_only_a_loss_reads_run_no_layer():

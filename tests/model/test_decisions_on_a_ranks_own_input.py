@@ -244,3 +244,24 @@ def test_a_stop_flag_a_callback_of_a_sibling_folder_sets_on_the_validation_loss(
         (tmp_path / folder / name).write_text(textwrap.dedent(source))
     (tmp_path / "run.py").write_text("from exp.exp_main import Exp\n")
     assert found(tmp_path / "exp" / "exp_main.py", "ZG204") == [("ZG204", 34)]
+
+
+def test_the_whole_dataset_a_loader_holds_is_every_ranks(tmp_path: Path) -> None:
+    # a distributed sampler splits the indices a loader hands out, not its dataset: every rank encodes all texts
+    source = """
+import torch
+
+
+@torch.no_grad()
+def evaluation(model, data_loader):
+    texts = data_loader.dataset.text
+    num_text = len(texts)
+    for i in range(0, num_text, 256):
+        model.text_encoder(texts[i: min(num_text, i + 256)])
+    for i in range(len(data_loader.dataset)):
+        model.text_encoder(i)
+    for batch in data_loader:
+        for j in range(len(batch["captions"])):
+            model.text_encoder(batch["captions"][j])
+"""
+    assert _found(tmp_path, source) == [("ZG204", 14)]

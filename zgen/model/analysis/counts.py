@@ -680,6 +680,8 @@ class CountedLoops:
             if kind is cst.IfExp:
                 stack += [node.body, node.orelse]  # the value is one of the two, not the flag that chose it
                 continue
+            if kind is cst.Attribute and node.attr.value == "dataset":
+                continue  # `loader.dataset.text`: the whole dataset, every rank's (a sampler splits the indices)
             if kind is cst.Attribute:
                 stack.append(node.value)  # `x.real`, `batch.windows`: what it is read from; `self.w`: not data
                 continue

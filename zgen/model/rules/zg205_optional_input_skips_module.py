@@ -1035,7 +1035,10 @@ def _tower_inputs(func: ast.FunctionDef | ast.AsyncFunctionDef, maybe_absent: se
 # Labels named for what they label (`augment_labels`, `class_labels`; not the convention's bare `labels`).
 # (or masks, which a layer runs on as an image: `self._embed_masks(masks)` of a mask prompt; not the attention or
 # padding masks of the calling convention)
-_NAMED_LABELS = re.compile(r"\w+_labels?$|(?!\w*(?:attention|attn|padding|causal))\w*masks?(?:_inputs?)?$")
+_NAMED_LABELS = re.compile(r"\w+_labels?$|(?!\w*(?:attention|attn|padding|causal))\w*masks?(?:_inputs?)?$"
+                           # (and ids, classes or positions a table of the module looks up as given:
+                           # `self.token_type_embeddings(token_type_ids)`, `self.class_emb(labels)`, `self.wpe(position_ids)`)
+                           r"|\w*_ids$|^ids$|^labels?$|^position\w*$|^token_type\w*$")
 
 
 def _embedded_labels(func: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str]) -> set[str]:
