@@ -9,7 +9,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from tests.model.package_check import found
+from tests.model.package_check import TINY_NET, found
 
 
 def _found(tmp_path: Path, source: str, prefix: str = "ZG2") -> list[tuple[str, int]]:
@@ -206,14 +206,7 @@ from torch import nn
 from utils.tools import EarlyStopping
 
 
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 4)
-
-    def forward(self, x):
-        return self.fc(x)
-
+""" + TINY_NET + """
 
 class Exp:
     def __init__(self, args):
