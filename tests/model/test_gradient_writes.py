@@ -183,3 +183,26 @@ class Searcher(nn.Module):
 def test_a_modules_own_method_setting_its_gradients_is_found(tmp_path: Path) -> None:
     got = found_in_package(tmp_path, {"search.py": OWN}, "search.py", prefix="ZG1")
     assert got == [("ZG107", _lines(OWN, ["p.grad = d"])[0])]
+
+
+def test_a_gradient_bound_to_a_local_and_then_measured_is_read(tmp_path: Path) -> None:
+    # (titok's `log_grad_norm`: `grads = param.grad.detach().data` ... `grads.norm(p=2)`; a local bound again before
+    # its use holds another value)
+    source = """
+import torch
+
+
+def log_grad_norm(model, accelerator, step):
+    for name, param in model.named_parameters():
+        if param.grad is not None:
+            grads = param.grad.detach().data
+            accelerator.log({name: (grads.norm(p=2) / grads.numel()).item()}, step=step)
+
+
+def grad_shapes(model):
+    for name, param in model.named_parameters():
+        grads = param.grad
+        grads = torch.zeros(3)
+        print(grads.norm(), grads.shape)
+"""
+    assert found_in_package(tmp_path, {"logs.py": source}, "logs.py", prefix="ZG1") == [("ZG109", 8)]

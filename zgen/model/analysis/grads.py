@@ -5,7 +5,7 @@ Under ZeRO-3 the engine reduce-scatters each gradient into its own partitioned b
 a gradient snapshot, a hand-written clip) fails on `None` or, behind an `if p.grad is not None` filter, silently
 measures nothing. Only a read of the gradient's values counts: a test of its presence, the gradient reset
 (`p.grad = None`, `p.grad.zero_()`), its metadata (`.shape`, `.dtype`, `.device`) and the gradient bound to a
-name alone are not reads (the name's later uses are not followed).
+name alone are not reads; the name's later uses are (`grads = p.grad.detach().data` ... `grads.norm(p=2)`).
 
 Nor does the engine read what code writes there: `p.grad = delta` (a gradient computed by hand, an evolution
 strategy's estimate), `p.grad += g`, `p.grad.copy_(g)`, `p.grad.mul_(s)` set a gradient its optimizer never
@@ -38,8 +38,12 @@ _RESETS = frozenset({"zero_", "detach_", "requires_grad_"})
 def gradient_read(index: ModelIndex, flat: Flat, grad: cst.Attribute) -> str | None:
     """How the code reads the values of the gradient `grad` (an `X.grad` attribute node), as text
     (`.grad.data.norm()`), or None when it only tests, resets, sizes or binds it."""
-    node: cst.CSTNode = grad
-    text = ".grad"
+    return _read_from(index, flat, grad, ".grad", True)
+
+
+def _read_from(index: ModelIndex, flat: Flat, node: cst.CSTNode, text: str, follow: bool) -> str | None:
+    """How the code reads the values of the gradient `node` holds (the `.grad` attribute itself or, with `follow`
+    false, a use of a local bound to it), as text; None when it only tests, resets, sizes or binds it."""
     while True:
         parent = flat.parent.get(id(node))
         if isinstance(parent, cst.Attribute) and parent.value is node:
@@ -68,7 +72,29 @@ def gradient_read(index: ModelIndex, flat: Flat, grad: cst.Attribute) -> str | N
             if name and index.qualify(name).startswith("torch.") and ".utils." not in name:
                 return text  # handed to a torch function (`torch.norm(p.grad)`; `torch.cat([...])` is a list, not this)
             return None
+        if follow and isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1 \
+                and isinstance(parent.targets[0].target, cst.Name):
+            return _bound_read(index, flat, parent, text)  # `grads = p.grad.detach().data` ... `grads.norm(p=2)`
         return None
+
+
+def _bound_read(index: ModelIndex, flat: Flat, binding: cst.Assign, text: str) -> str | None:
+    """The first read of the values of a gradient bound to a local (`grads = p.grad.detach().data`), in the uses of the
+    local after the binding, while no other binding of it comes between."""
+    name = binding.targets[0].target.value  # type: ignore[attr-defined]
+    start = flat.position.get(id(binding), 0)
+    for node, _ctx in flat.nodes:
+        if type(node) is not cst.Name or node.value != name or flat.position.get(id(node), 0) <= start:
+            continue
+        parent = flat.parent.get(id(node))
+        if parent is binding.targets[0]:
+            continue  # (the binding's own target)
+        if isinstance(parent, cst.AssignTarget):
+            return None  # bound again: what follows reads another value
+        found = _read_from(index, flat, node, "", False)
+        if found is not None:
+            return f"{text}; {name}{found}"  # (`p.grad.detach().data; grads.norm()`)
+    return None
 
 
 def gradient_write(flat: Flat, grad: cst.Attribute) -> str | None:
