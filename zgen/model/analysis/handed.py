@@ -1125,6 +1125,8 @@ def _state_part(expr: cst.BaseExpression) -> bool:
     if path is None or not path.parts or "[]" in path.parts or path.root == "self":
         return False
     return not any(config_like(part) or known.OWN_STATE_PART.search(part.lower()) for part in path.parts)
+
+
 def _passes_on(index: ModelIndex, flat: Flat, value: cst.BaseExpression, holds) -> bool:
     """Does `value` evaluate to a held module: the module itself, its wrapper's `.module`, or what an unreadable
     function returns when given it (`accelerator.unwrap_model(model)`, `getattr(model, "module", model)`)?"""

@@ -1977,7 +1977,8 @@ def _filled_by_other_keys(flat: Flat, name: str, key: str) -> bool:
         if kind in (cst.Assign, cst.AugAssign):
             for target in node.targets if kind is cst.Assign else (node,):
                 target = target.target
-                if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value == name:
+                if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) \
+                        and target.value.value == name:
                     index = target.slice[0].slice if len(target.slice) == 1 else None
                     if not (isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)):
                         return False

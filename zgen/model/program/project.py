@@ -507,7 +507,8 @@ def _project_roots(top: str, package: str, levels: int = 5) -> tuple[str, ...]:
     (`scripts/base_train.py`, `spinup/algos/pytorch/ppo/ppo.py` in a folder with no `__init__.py`) importing the
     project's package (`from nanochat.engine import Engine`), run from the project's top (`python -m
     scripts.base_train`) wherever zgen itself was started. Right above a script's folder with no `__init__.py`,
-    a sibling namespace package is that too, top or not."""
+    a sibling namespace package is that too, top or not, where that directory holds scripts of its own
+    (`runs_scripts`: a project's home, not a folder of projects side by side)."""
     directory = top
     at_top = _project_top(directory)
     for _ in range(levels):

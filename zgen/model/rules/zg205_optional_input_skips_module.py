@@ -1037,7 +1037,8 @@ def _tower_inputs(func: ast.FunctionDef | ast.AsyncFunctionDef, maybe_absent: se
 # padding masks of the calling convention)
 _NAMED_LABELS = re.compile(r"\w+_labels?$|(?!\w*(?:attention|attn|padding|causal))\w*masks?(?:_inputs?)?$"
                            # (and ids, classes or positions a table of the module looks up as given:
-                           # `self.token_type_embeddings(token_type_ids)`, `self.class_emb(labels)`, `self.wpe(position_ids)`)
+                           # `self.token_type_embeddings(token_type_ids)`, `self.class_emb(labels)`,
+                           # `self.wpe(position_ids)`)
                            r"|\w*_ids$|^ids$|^labels?$|^position\w*$|^token_type\w*$")
 
 
