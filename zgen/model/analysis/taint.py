@@ -238,6 +238,7 @@ class Taint:
         # caller's state, whose keys follow the program's path, not a batch whose fields differ per rank
         # (`state`, and `fed` below: computed on first use, which most functions never reach)
         self._state: frozenset[str] | None = None
+        self._writes: dict[str, frozenset[str] | None] | None = None  # (`mapping_writes`, on demand)
         self._fed: frozenset[tuple[str, str]] | None = None
         self._handed_whole: frozenset[str] | None = None
         # `count += x.shape[0]` in a loop: running counts grown by this rank's data, and where (`_running_test`)
@@ -1202,10 +1203,17 @@ class Taint:
         return isinstance(owner, cst.Name) and owner.value in self.inputs and owner.value not in self.state
 
     @property
+    def mapping_writes(self) -> dict[str, frozenset[str] | None]:
+        """`_mapping_writes` of this function, worked out once."""
+        if self._writes is None:
+            self._writes = _mapping_writes(self._flat)
+        return self._writes
+
+    @property
     def state(self) -> frozenset[str]:
         """Mappings the call was given that it fills or hands back: the caller's state."""
         if self._state is None:
-            self._state = frozenset(_state_mappings(self._flat, self.inputs)) if self.inputs else frozenset()
+            self._state = frozenset(self.mapping_writes.keys() & self.inputs) if self.inputs else frozenset()
         return self._state
 
     @property
@@ -1251,7 +1259,8 @@ class Taint:
                 if fixed and isinstance(container, cst.Subscript) and self._item_field_read(container, node.left):
                     return True  # `if "prompt" in metadata[0]: ... metadata[0]["prompt"]`: a sample's field
                 if not isinstance(container, cst.Name) or container.value in self.state and not (
-                        fixed and _filled_by_other_keys(self._flat, container.value, code_of(node.left))):
+                        fixed and _filled_by_other_keys(self._flat, self.mapping_writes, container.value,
+                                                        code_of(node.left))):
                     continue  # (a mapping the call fills, tested for a key it may have put there: a cache)
                 if _SETTINGS_MAPPING.search(container.value):
                     continue  # `if "weight_path_add" in params_dict:`: the settings it was given, every rank's
@@ -1944,52 +1953,50 @@ def _field_locals(flat: Flat, is_field) -> frozenset[str]:
     return frozenset(found)
 
 
-def _state_mappings(flat: Flat, inputs: frozenset[str]) -> set[str]:
-    """Inputs the function writes into by key, fills, or returns (`cache[k] = v`, `cache.update(...)`,
-    `return out, cache`, `{key: eps, **cache}`)."""
-    found: set[str] = set()
+def _mapping_writes(flat: Flat) -> dict[str, frozenset[str] | None]:
+    """The names the function writes into by key, fills, or returns (`cache[k] = v`, `cache.update(...)`, `return
+    out, cache`, `{key: eps, **cache}`), each with the literal keys it writes (`y["mask"] = ...`), or None when it is
+    also written by a computed key, filled, or returned: what `Taint.state` and `_filled_by_other_keys` read."""
+    found: dict[str, frozenset[str] | None] = {}
+
+    def wrote(name: str, key: str | None) -> None:
+        keys = found.get(name, frozenset())
+        found[name] = None if key is None or keys is None else keys | {key}
+
     for node, _ctx in flat.nodes:
         kind = type(node)
         if kind in (cst.Assign, cst.AugAssign):
             for target in node.targets if kind is cst.Assign else (node,):
                 target = target.target
                 if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
-                    found.add(target.value.value)
+                    index = target.slice[0].slice if len(target.slice) == 1 else None
+                    key = index.value if isinstance(index, cst.Index) else None
+                    wrote(target.value.value, code_of(key).strip("'\"") if isinstance(key, cst.SimpleString) else None)
         elif kind is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value in (*FILLS, "pop"):
             if isinstance(node.func.value, cst.Name):
-                found.add(node.func.value.value)
+                wrote(node.func.value.value, None)
         elif kind is cst.Return and node.value is not None:
             value = node.value
             parts = value.elements if isinstance(value, (cst.Tuple, cst.Dict)) else (value,)
             for part in parts:
                 part = getattr(part, "value", part)
                 if isinstance(part, cst.Name):
-                    found.add(part.value)
-    return found & inputs
+                    wrote(part.value, None)
+    return found
 
 
-def _filled_by_other_keys(flat: Flat, name: str, key: str) -> bool:
+def _filled_by_other_keys(flat: Flat, writes: dict[str, frozenset[str] | None], name: str, key: str) -> bool:
     """Does the function fill the mapping `name` only by literal keys other than `key` (`y["mask"] = ...` beside a test
-    of `"text_embed" in y`), never by a computed key, `update`, a fill call or by handing it back? Then the key it
-    tests is one the caller put there or not: a field of this rank's input, not a cache the call keeps."""
-    for node, _ctx in flat.nodes:
-        kind = type(node)
-        if kind in (cst.Assign, cst.AugAssign):
-            for target in node.targets if kind is cst.Assign else (node,):
-                target = target.target
-                if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) \
-                        and target.value.value == name:
-                    index = target.slice[0].slice if len(target.slice) == 1 else None
-                    if not (isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)):
-                        return False
-                    if code_of(index.value).strip("'\"") == key.strip("'\""):
-                        return False
-        elif kind is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value in (*FILLS, "pop"):
-            if isinstance(node.func.value, cst.Name) and node.func.value.value == name:
-                return False
-        elif kind is cst.Return and node.value is not None and name in code_of(node.value, limit=400):
-            return False
-    return True
+    of `"text_embed" in y`), never by a computed key, `update`, a fill call or by handing it back (in any returned
+    expression: `return self.head(y)` too)? Then the key it tests is one the caller put there or not: a field of this
+    rank's input, not a cache the call keeps."""
+    keys = writes.get(name, frozenset())
+    if keys is None or key.strip("'\"") in keys:
+        return False
+    return not any(
+        type(node) is cst.Return and node.value is not None and name in code_of(node.value, limit=400)
+        for node, _ctx in flat.nodes
+    )
 
 
 def _handed_whole(flat: Flat, inputs: frozenset[str]) -> set[str]:
