@@ -175,10 +175,11 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
 
 # A module-level assignment of a construction (`q_network = QNetwork(env).to(device)`, `model: nn.Module = GPT()`,
 # `algorithm = algorithm_class(shape)`, also indented under `if __name__ == "__main__":`), or of what a factory hands
-# back unpacked (`model, tokenizer, meta = load_model(tag)`).
+# back unpacked (`model, tokenizer, meta = load_model(tag)`), or of a class a registry names (`model =
+# DIT_MODELS[args.model](args)`).
 _BUILDS_AT_TOP = re.compile(
     r"(?m)^[ \t]*(?:\w+(?:[ \t]*:[^=\n]+)?[ \t]*=[ \t]*(?:[\w.]+\.)?(?:[A-Z]\w*|\w+_(?:class|cls|config))"
-    r"|\w+(?:[ \t]*,[ \t]*\w+)+[ \t]*=[ \t]*[\w.]+)\("
+    r"(?:\[[^\]\n]*\])?|\w+(?:[ \t]*,[ \t]*\w+)+[ \t]*=[ \t]*[\w.]+)\("
 )
 
 
@@ -1595,14 +1596,32 @@ def _built_then_walked(index: ModelIndex, scope: ScriptScope, node: cst.Function
         and inner.attr.value in ("weight", "bias") and isinstance(scope.flat.parent.get(id(inner)), cst.Arg)
         and (path := access_path(inner)) is not None and len(path.parts) > 1
     }
+    found = _built_lists_walked(index, scope)  # `C = [nn.Conv2d(s, t, 1), nn.BatchNorm2d(t)]` ... `for m in C:`
     if not walked and not handed:
-        return {}
-    return {
+        return found
+    return found | {
         name: (scope.flat.position[id(call)], False)
         for name, call in constructed_models(index, node, scope.owner).items()
         if (name in walked or name in handed and not known.is_torch_module_class(index.qualified_call(call) or ""))
         and name not in scope.wrapped and id(call) in scope.flat.position
     }
+
+
+def _built_lists_walked(index: ModelIndex, scope: ScriptScope) -> dict[str, tuple[int, bool]]:
+    """Locals a function binds to a list (or tuple) of modules it constructs in place and then walks item by item
+    (`C = [nn.Conv2d(s, t, 1), nn.BatchNorm2d(t)]` ... `for m in C: m.weight.data.normal_(0, s)`), from that binding
+    on: each item was partitioned when its constructor returned."""
+    flat = scope.flat
+    iterated = {n.iter.value for n, _ctx in flat.nodes if type(n) is cst.For and type(n.iter) is cst.Name}
+    found: dict[str, tuple[int, bool]] = {}
+    for n, _ctx in flat.nodes if iterated else ():
+        if type(n) is not cst.Assign or len(n.targets) != 1 or type(n.targets[0].target) is not cst.Name \
+                or n.targets[0].target.value not in iterated or type(n.value) not in (cst.List, cst.Tuple):
+            continue
+        built = [classify(index, e.value) for e in n.value.elements if type(e.value) is cst.Call]
+        if any(kind is Kind.MODULE and any(has_params(index, c) is not False for c in classes) for kind, classes in built):
+            found.setdefault(n.targets[0].target.value, (flat.position[id(n)], False))
+    return found
 
 
 def _appended_to(call: cst.Call) -> str | None:
@@ -2011,6 +2030,9 @@ def _walked_uses(index: ModelIndex, scope: ScriptScope, held: dict[str, tuple[in
                         params[target.value] = owner
                     elif owner is not None and it.func.attr.value in _MODULE_WALKS:
                         modules[target.value] = owner
+                elif type(it) is cst.Name and isinstance(target, cst.Name) and (owner := holder(it.value, node)) \
+                        and owner not in params.values():  # `for m in C:` of a list of modules built above
+                    modules[target.value] = owner
             continue
         if kind is cst.Name and node.value in params:
             if not isinstance(flat.parent.get(id(node)), (cst.For, cst.CompFor, cst.Tuple)):

@@ -442,7 +442,11 @@ def _add_stand_ins(flat: Flat, first: dict[str, int]) -> None:
 
 def _stands_for(value: cst.BaseExpression) -> str | None:
     """The local whose model `value` is or whose parameters it lists: `model`, `model.module`,
-    `model.parameters()`, `list(model.parameters())`, else None."""
+    `model.parameters()`, `list(model.parameters())`, both options of `model.module if hasattr(model, "module") else
+    model`, else None."""
+    if type(value) is cst.IfExp:
+        held = _stands_for(value.body)
+        return held if held is not None and held == _stands_for(value.orelse) else None
     if type(value) is cst.Call and type(value.func) is cst.Name and value.func.value in ("list", "tuple") \
             and len(value.args) == 1:
         value = value.args[0].value
@@ -451,7 +455,34 @@ def _stands_for(value: cst.BaseExpression) -> str | None:
         value = value.func.value
     if type(value) is cst.Attribute and value.attr.value == "module":
         value = value.value
-    return value.value if type(value) is cst.Name and value.value not in ("None", "True", "False") else None
+    if type(value) is cst.Name:
+        return value.value if value.value not in ("None", "True", "False") else None
+    return _parts_of(value)
+
+
+def _parts_of(value: cst.BaseExpression) -> str | None:
+    """The local whose parts `value` holds: a part reached by attributes (`res_g_conv5 = all_blocks.layer4`, not a
+    setting or a part keeping a state of its own: `model.config`, `model.optimizer`), or a torch container built
+    around parts (`nn.Sequential(*all_blocks.layer3[1:])`), else None."""
+    if type(value) is cst.Call and (dotted(value.func) or "").rsplit(".", 1)[-1] in _PART_CONTAINERS \
+            and len(value.args) == 1 and value.args[0].keyword is None:
+        value = value.args[0].value
+        while type(value) is cst.Subscript:  # (`all_blocks.layer3[1:]`: some of its blocks)
+            value = value.value
+    if type(value) is not cst.Attribute:
+        return None
+    parts = []
+    while type(value) is cst.Attribute:
+        parts.append(value.attr.value)
+        value = value.value
+    if type(value) is not cst.Name or value.value in ("self", "cls"):
+        return None
+    if any(config_like(part) or known.OWN_STATE_PART.search(part.lower()) or not part.islower() for part in parts):
+        return None
+    return value.value
+
+
+_PART_CONTAINERS = frozenset({"Sequential", "ModuleList"})
 
 
 def built_where(method: MethodInfo, local: str) -> str:
@@ -469,8 +500,10 @@ def built_where(method: MethodInfo, local: str) -> str:
                     and node.targets[0].target.value == local \
                     and (held := _stands_for(node.value)) not in (None, local):
                 listed = "parameters(" in code_of(node.value)
+                part = _parts_of(node.value) is not None and not listed
                 return f"in `{method.name}` above (" + (
-                    f"`{local}` lists the parameters of `{held}`)" if listed else f"as `{held}`)")
+                    f"`{local}` lists the parameters of `{held}`)" if listed
+                    else f"`{local}` holds parts of `{held}`)" if part else f"as `{held}`)")
     return f"in `{method.name}` above"
 
 

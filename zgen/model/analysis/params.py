@@ -11,6 +11,7 @@ ZG301 are filters over this list.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from ..program import known
 from ..program.holds import annotated_module, config_like, module_arguments, module_like_name
@@ -994,7 +995,6 @@ def _listed_attributes(value: cst.BaseExpression) -> list[str] | None:
     return found
 
 
-@memoised
 def parameters_passed_in(index: ModelIndex) -> dict[str, frozenset[str]]:
     """Module classes of this file -> names of `__init__` arguments that receive a parameter of a built module.
 
@@ -1002,7 +1002,33 @@ def parameters_passed_in(index: ModelIndex) -> dict[str, frozenset[str]]:
     submodule's parameter (`LMHead(config, self.embeddings.word_embeddings.weight)`) or with such an
     argument of its own, handed on (followed to a fixed point). Computed once per file.
     """
+    return _passed_in(index)[0]
+
+
+def parameter_handoffs(index: ModelIndex) -> list[Handoff]:
+    """Each constructor call of the file that hands a module class of the file a partitioned parameter of a built
+    child (`BertPreTrainingHeads(config, self.bert.embeddings.word_embeddings.weight)`), or one its own constructor
+    was handed, on (`BertLMPredictionHead(config, bert_model_embedding_weights)`): `parameters_passed_in`'s edges."""
+    return _passed_in(index)[1]
+
+
+@dataclass(frozen=True)
+class Handoff:
+    """A constructor call in `method` of `caller` handing `arg` to the argument `target` of the class `callee`."""
+
+    caller: str
+    method: MethodInfo
+    arg: cst.BaseExpression
+    callee: str
+    target: str
+    handed: str | None  # the name of the caller's own argument handed on, or None for a child's parameter
+
+
+@memoised
+def _passed_in(index: ModelIndex) -> tuple[dict[str, frozenset[str]], list[Handoff]]:
+    """`parameters_passed_in` and `parameter_handoffs`, found together."""
     found: dict[str, set[str]] = {}
+    edges: dict[tuple[int, str], Handoff] = {}
     classes = [c for c in index.module_classes() if c.method("__init__") is not None]
     for cls in classes:
         init = cls.method("__init__")
@@ -1023,10 +1049,10 @@ def parameters_passed_in(index: ModelIndex) -> dict[str, frozenset[str]]:
                     continue
                 if not _PASSES_PARAMETER.search(method.text) and not any(n in method.text for n in handed):
                     continue
-                grew |= _constructor_params(index, cls, method, handed, found)
+                grew |= _constructor_params(index, cls, method, handed, found, edges)
         if not grew:
             break
-    return {name: frozenset(args) for name, args in found.items()}
+    return {name: frozenset(args) for name, args in found.items()}, list(edges.values())
 
 
 _PARAMETER_TYPE = re.compile(r"(?<![\w])(?:nn\.|torch\.nn\.)?Parameter\b")
@@ -1034,7 +1060,7 @@ _PASSES_PARAMETER = re.compile(r"\.(?:weight|bias)\s*[,)]")
 
 
 def _constructor_params(index: ModelIndex, cls: ClassInfo, method: MethodInfo, handed: set[str],
-                        found: dict[str, set[str]]) -> bool:
+                        found: dict[str, set[str]], edges: dict[tuple[int, str], Handoff]) -> bool:
     """Record the constructor arguments that calls in `method` fill with a partitioned parameter."""
     flat = flat_of(method)
     if flat is None:
@@ -1062,10 +1088,34 @@ def _constructor_params(index: ModelIndex, cls: ClassInfo, method: MethodInfo, h
             elif path.root not in handed:
                 continue
             target = parameter_for(init.node, node, position)
-            if target is not None and target not in found.get(callee.name, set()):  # type: ignore[union-attr]
+            if target is None:
+                continue
+            edges.setdefault((id(value), target), Handoff(
+                cls.name, method, value, callee.name, target, None if path.parts else path.root))  # type: ignore[union-attr]
+            if target not in found.get(callee.name, set()):  # type: ignore[union-attr]
                 found.setdefault(callee.name, set()).add(target)  # type: ignore[union-attr]
                 grew = True
     return grew
+
+
+def handoff_origins(index: ModelIndex, cls: str, name: str) -> list[Handoff]:
+    """The calls that first hand a child's partitioned parameter (by a few constructors) into the argument `name` of
+    the constructor of class `cls`."""
+    edges = parameter_handoffs(index)
+    found: list[Handoff] = []
+    todo, seen = [(cls, name)], set()
+    while todo:
+        at = todo.pop()
+        if at in seen:
+            continue
+        seen.add(at)
+        for edge in edges:
+            if (edge.callee, edge.target) == at:
+                if edge.handed is None:
+                    found.append(edge)
+                else:
+                    todo.append((edge.caller, edge.handed))
+    return found
 
 
 @memoised

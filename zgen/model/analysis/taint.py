@@ -905,7 +905,8 @@ class Taint:
             elif kind is cst.Comparison and self.inputs and _extent_test(
                     node, self.inputs | self.fields, self.extents, self.valued):
                 why = code_of(node)  # `if x.shape[1] < 4: return x`, `if len(tokens) == 0: return []`
-                self._extent_tests.add(why)
+                if not _empty_test(node):  # (`edge_index.shape[1] == 0`: this rank's input has none, a decision)
+                    self._extent_tests.add(why)
                 found.setdefault(DATA, why)
             elif kind is cst.Comparison and self.inputs and _kind_test(node, self.inputs):
                 found.setdefault(DATA, code_of(node))  # `x.ndim == 5`: this call was given videos, not images
@@ -2968,12 +2969,24 @@ def _batch_size_test(
     if not (isinstance(right, cst.Integer) and (
             right.value in ("0", "1") or right.value == "2" and operator in ("LessThan", "GreaterThanEqual"))):
         return False  # (`x.size(0) < 2`: one sample, as `== 1`)
+    if type(left) is cst.BinaryOperation and type(left.operator) is cst.Modulo and type(left.right) is cst.Integer \
+            and operator in ("Equal", "NotEqual"):
+        left = left.left  # `x.size(0) % 2 == 0`: a batch of an even size, which this rank's last one may not be
     if isinstance(left, cst.Call) and isinstance(left.func, cst.Attribute) and left.func.attr.value == "numel":
         # `batch["ids"].numel() == 0`: a tensor the function holds is empty on this rank
         tensor = left.func.value  # (a local or an item of one: not an attribute path, `block.bias.numel()`, a size)
         held = tensor.value if isinstance(tensor, cst.Subscript) else tensor
         return not left.args and right.value == "0" and isinstance(held, cst.Name) and held.value not in ("self", "cls")
     return _batch_size_of(left, names, selections)
+
+
+def _empty_test(node: cst.Comparison) -> bool:
+    """`n == 0`, `x.shape[1] > 0`, `0 != len(boxes)`: a test of an extent against zero, whether this rank's input
+    holds any (edges of its graph, boxes of its images) at all; not a length any decoding step moves alike."""
+    operator = type(node.comparisons[0].operator).__name__
+    sides = (node.left, node.comparisons[0].comparator)
+    return operator in ("Equal", "NotEqual", "GreaterThan", "LessThan", "LessThanEqual") and any(
+        type(side) is cst.Integer and side.value == "0" for side in sides)
 
 
 # An order read from the other side (`2 > b` is `b < 2`).

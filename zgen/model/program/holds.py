@@ -633,7 +633,7 @@ def _data_parallel_around(index: ModelIndex, value: cst.Call) -> cst.Call | None
     """The construction a data-parallel wrapper is built around (`nn.DataParallel(RAFT(args), device_ids=ids)`, `DDP(
     Net().cuda())`), the moves after it skipped, else None: the wrapper holds that model, partitioned when built."""
     name = index.qualified_call(value) or ""
-    if name.rsplit(".", 1)[-1] not in _DATA_PARALLEL or not value.args or value.args[0].keyword is not None:
+    if name.rsplit(".", 1)[-1] not in known.DATA_PARALLEL or not value.args or value.args[0].keyword is not None:
         return None
     inner = value.args[0].value
     while isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value in MOVES \
@@ -642,12 +642,10 @@ def _data_parallel_around(index: ModelIndex, value: cst.Call) -> cst.Call | None
     return inner if isinstance(inner, cst.Call) else None
 
 
-_DATA_PARALLEL = frozenset({"DataParallel", "DistributedDataParallel"})
-
 
 def wraps_a_model(qualified: str) -> bool:
     """Is `qualified` a data-parallel wrapper's class (`torch.nn.DataParallel`), which holds the model it wraps?"""
-    return qualified.rsplit(".", 1)[-1] in _DATA_PARALLEL
+    return qualified.rsplit(".", 1)[-1] in known.DATA_PARALLEL
 
 
 def _moved_with_state(function: cst.FunctionDef, name: str) -> bool:

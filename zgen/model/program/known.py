@@ -371,6 +371,9 @@ def model_zoo_function(qualified: str) -> bool:
 # A library function building a layer by its name (`build_conv_layer`, `build_norm_layer(cfg, c)[1]`, `build_mlp`).
 LAYER_BUILDER = r"build_\w*(?:layer|conv|norm\w*|mlp|linear|module|network|block|encoder|decoder|head)"
 LAYER_BUILDER_NAME = re.compile(LAYER_BUILDER)  # (matched whole against a call's last name)
+# Data-parallel wrappers, torch's or a library's (`torch_geometric.nn.DataParallel`): each holds the model it is
+# handed first, as its `module`.
+DATA_PARALLEL = frozenset({"DataParallel", "DistributedDataParallel"})
 # Registries that return activation modules (no parameters).
 ACTIVATION_FACTORIES = frozenset({"ACT2FN", "ACT2CLS", "get_activation", "get_act_fn", "get_activation_fn"})
 

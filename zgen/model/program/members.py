@@ -1215,7 +1215,8 @@ class _FactsReader:
                 # (`modules = nn.Sequential()` ... `modules.add_module(f"conv_{i}", nn.Conv2d(...))`: filled by name)
                 kind, classes = self.classify(args[-1].value)
                 old_kind, old_classes = self.locals.get(local, (Kind.VALUE, ()))
-                if kind in (Kind.MODULE, Kind.CONTAINER):
+                # (`model_ts.append(build_model(cfg_t))`: a model of a class no file tells is one too)
+                if kind in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
                     self.locals[local] = (max(old_kind, Kind.CONTAINER), old_classes + classes)
 
     def classify(self, value: cst.BaseExpression) -> tuple[Kind, tuple[str, ...]]:
@@ -1526,6 +1527,11 @@ class _FactsReader:
                 kind, classes = self.classify(call.args[0].value)
                 if kind in (Kind.MODULE, Kind.CONTAINER):
                     return kind, classes
+        elif last in known.DATA_PARALLEL and call.args and call.args[0].keyword is None:
+            # `model = DataParallel(model)` of a library we cannot read (torch_geometric's): the model it wraps
+            kind, classes = self.classify(call.args[0].value)
+            if kind in (Kind.MODULE, Kind.CONTAINER):
+                return kind, classes
         described = dotted(call.args[0].value) if call.args else None  # `cfg.encoder`, not `cfg.tokenizer`
         no_model = bool(described and _NOT_A_MODEL_BUILD.search(described.rsplit(".", 1)[-1]))
         if known.LAYER_BUILDER_NAME.fullmatch(last) and not _NOT_A_MODEL_BUILD.search(last) \

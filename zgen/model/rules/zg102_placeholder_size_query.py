@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from ..analysis.access import SIZE, ParamAccess, Reach, Scope
 from ..analysis.handed import built_holder
+from ..analysis.params import handoff_origins
 from ..analysis.scopes import param_accesses
 from ..program.index import ModelIndex
 from ..program.tree import code_of
@@ -175,9 +176,22 @@ class Net(nn.Module):
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
         scopes = (Scope.INIT, Scope.FORWARD, Scope.ENTRY, Scope.LATE, Scope.HANDED, Scope.BUILT, Scope.SCRIPT)
+        told: set[int] = set()
         for access in param_accesses(index, *scopes):
             if access.use == SIZE and not access.ctx.guarded:
                 yield self.finding(index, access.snippet, access.node, _message(access), _HELP)
+                if access.scope is Scope.INIT and access.given and access.cls is not None:
+                    # the call that hands the child's parameter in (`BertPreTrainingHeads(config,
+                    # self.bert.embeddings.word_embeddings.weight)`), where the fault is
+                    for edge in handoff_origins(index, access.cls.name, access.owner):
+                        if id(edge.arg) not in told and edge.method.snippet is not None:
+                            told.add(id(edge.arg))
+                            message = (
+                                f"`{code_of(edge.arg)}`, a parameter of a child built before it, is handed to "
+                                f"`{edge.callee}`, whose constructor reads its size (`{code_of(access.node)}{access.detail}` in "
+                                f"`{access.cls.name}`); under `deepspeed.zero.Init` it is a placeholder of size 0"
+                            )
+                            yield self.finding(index, edge.method.snippet, edge.arg, message, _HANDED_HELP)
 
 
 def _message(access: ParamAccess) -> str:
@@ -250,4 +264,8 @@ def _message(access: ParamAccess) -> str:
     )
 
 
+_HANDED_HELP = (
+    "hand the sizes from the config instead (`nn.Linear(config.hidden_size, config.vocab_size)`) and tie the weight "
+    "by assignment (`self.decoder.weight = embedding_weight`), which reads nothing"
+)
 _HELP = "take the size from the config, or use `ds_shape`/`ds_numel` when present (`getattr(p, 'ds_numel', p.numel())`)"

@@ -39,7 +39,10 @@ _SELECTION_PATTERNS = (
     ((".numel()",), re.compile(r"\.numel\(\)\s*(?:==|<=?)\s*0\b")),  # `x.numel() == 0`: an empty tensor on this rank
     ((".shape[0]", ".size(0)"), re.compile(
         r"(?:\.shape\[0\]|\.size\(0\))\s*(?:[<>]=?|[=!]=)\s*[01]\b|\b[01]\s*(?:[<>]=?|[=!]=)\s*[\w.]+(?:\.shape\[0\]|\.size\(0\))"
+        r"|(?:\.shape\[0\]|\.size\(0\))\s*%\s*\d+\s*[=!]="  # `x.size(0) % 2 == 0`: a batch of an even size
     )),
+    # an extent tested against 0 (`edge_index.shape[1] == 0`): whether this rank's input holds any at all
+    ((".shape[", ".size("), re.compile(r"(?:\.shape\[-?\d\]|\.size\(-?\d\))\s*(?:[=!]=|>)\s*0\b")),
     # the batch size ordered against a setting (`x.size(0) > self.max_batch`: `taint._batch_limit_test`)
     ((".shape[0]", ".size(0)"), re.compile(
         r"(?:\.shape\[0\]|\.size\(0\))\s*[<>]=?\s*[A-Za-z_]|[A-Za-z_][\w.]*\s*[<>]=?\s*[\w.]+(?:\.shape\[0\]|\.size\(0\))"

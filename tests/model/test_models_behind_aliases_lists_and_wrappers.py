@@ -1,0 +1,267 @@
+"""Built models and layers a function reaches behind a second name: the unwrapped model chosen by a conditional
+(`model.module if hasattr(model, "module") else model`), a model a registry names at the top of a script, a model a
+factory hands back inside a data-parallel wrapper of a library we cannot read, models appended to a list kept on
+the module, layers built into a list and walked, and parts of a built model gathered into a new container. Each was
+partitioned when its constructor returned, so what the code reads, writes, saves or copies there is placeholders.
+Also the partitioned parameter handed into a constructor that sizes a layer from it, told where it is handed, and
+decisions on whether this rank's input holds anything at all, or on the parity of its batch size."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.model.package_check import TINY_NET, found, found_in_directory, found_in_package
+
+NETWORKS = "import torch\nfrom torch import nn\n\n\n" + TINY_NET
+
+
+def test_the_unwrapped_model_a_conditional_chooses_stands_for_the_built_model(tmp_path: Path) -> None:
+    script = """
+import torch
+from networks import Net
+
+
+def main(args):
+    model = Net()
+    model = torch.nn.DataParallel(model)
+    model_to_save = (
+        model.module if hasattr(model, "module") else model
+    )
+    torch.save(model_to_save.state_dict(), "model.bin")
+
+
+def export(args, other):
+    model = Net()
+    either = model if args.raw else other
+    torch.save(either.state_dict(), "either.bin")
+"""
+    # (a choice between two different values stands for neither)
+    assert found_in_directory(tmp_path, {"networks.py": NETWORKS, "train.py": script}, "train.py", "ZG1") == [
+        ("ZG108", 12),
+    ]
+
+
+def test_a_model_a_registry_names_at_the_top_of_a_script_is_built_there(tmp_path: Path) -> None:
+    models = NETWORKS + "\n\nMODELS = {'net': Net}\n"
+    script = """
+import torch
+from models import MODELS
+
+settings = dict(lr=1e-3)
+model = MODELS["net"]()
+model.load_state_dict(torch.load("in.pt"))
+torch.save(model.state_dict(), "out.pt")
+torch.save(settings, "settings.pt")
+"""
+    assert found_in_directory(tmp_path, {"models.py": models, "merge.py": script}, "merge.py", "ZG1") == [
+        ("ZG108", 7), ("ZG108", 8),
+    ]
+
+
+def test_a_factory_returning_a_librarys_data_parallel_wrapper_builds_the_model_it_wraps(tmp_path: Path) -> None:
+    utils = """
+from geometric_lib.nn import DataParallel
+from networks import Net
+
+
+def get_model(args, parallel=True):
+    model_class = Net
+    model = model_class()
+    if parallel:
+        model = DataParallel(model)
+    return model
+
+
+def get_batches(args):
+    batches = load_batches(args)
+    batches = DataParallel(batches)
+    return batches
+"""
+    script = """
+import torch
+from utils import get_batches, get_model
+
+
+def main(args):
+    model = get_model(args)
+    batches = get_batches(args)
+    if args.restart:
+        model.module.load_state_dict(torch.load(args.restart), strict=True)
+    torch.save(batches.state_dict(), "batches.pt")
+"""
+    files = {"networks.py": NETWORKS, "utils.py": utils, "train.py": script}
+    assert found_in_directory(tmp_path, files, "train.py", "ZG1") == [("ZG108", 10)]
+
+
+def test_models_appended_to_a_list_the_module_keeps_are_its_models(tmp_path: Path) -> None:
+    base = """
+from torch import nn
+from lib import build_backbone
+
+
+class Base(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.backbone = build_backbone(cfg)
+"""
+    distiller = """
+import torch
+from pkg.base import Base
+from lib import build_model
+
+
+class Distiller(Base):
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        teachers = []
+        teachers.append(build_model(cfg))
+        self.teachers = teachers
+        names = []
+        names.append(cfg.name)
+        self.names = names
+
+    @torch.no_grad()
+    def _momentum_update(self, m=0.999):
+        for q, k in zip(self.parameters(), self.teachers[0].parameters()):
+            k.data = k.data * m + q.data * (1.0 - m)
+
+    def forward(self, x):
+        self._momentum_update()
+        return self.backbone(x)
+"""
+    assert ("ZG101", 20) in found_in_package(tmp_path, {"base.py": base, "distiller.py": distiller}, "distiller.py")
+
+
+def test_layers_built_into_a_list_and_walked_are_partitioned_when_written(tmp_path: Path) -> None:
+    source = """
+import math
+from torch import nn
+
+
+def build_connector(t, s):
+    layers = [nn.Conv2d(s, t, kernel_size=1, bias=False), nn.BatchNorm2d(t)]
+    for m in layers:
+        if isinstance(m, nn.Conv2d):
+            m.weight.data.normal_(0, math.sqrt(2.0 / t))
+        elif isinstance(m, nn.BatchNorm2d):
+            m.weight.data.fill_(1)
+    return nn.Sequential(*layers)
+
+
+def build_scales(t, scales):
+    sizes = [math.sqrt(t), math.log(t)]
+    for s in sizes:
+        scales.append(s)
+    return scales
+"""
+    path = tmp_path / "connectors.py"
+    path.write_text(source)
+    assert found(path, "ZG1") == [("ZG101", 10), ("ZG101", 12)]
+
+
+def test_parts_of_a_built_model_gathered_into_a_container_are_copied_as_placeholders(tmp_path: Path) -> None:
+    source = """
+import copy
+from torch import nn
+from backbones import build_backbone
+
+
+class MGN(nn.Module):
+    def __init__(self, blocks, config, head):
+        super().__init__()
+        self.blocks = blocks
+        self.config = config
+        self.head = head
+
+    @classmethod
+    def from_config(cls, cfg):
+        all_blocks = build_backbone(cfg)
+        res_conv4 = nn.Sequential(*all_blocks.layer3[1:])
+        res_conv5 = all_blocks.layer4
+        settings = all_blocks.config
+        branch = nn.Sequential(copy.deepcopy(res_conv4), copy.deepcopy(res_conv5))
+        return cls(branch, copy.deepcopy(settings), nn.Linear(4, 4))
+"""
+    path = tmp_path / "mgn.py"
+    path.write_text(source)
+    assert found(path, "ZG105") == [("ZG105", 20), ("ZG105", 20)]
+
+
+def test_a_partitioned_weight_handed_into_a_constructor_that_sizes_from_it_is_told_where_handed(
+    tmp_path: Path,
+) -> None:
+    source = """
+import torch
+from torch import nn
+
+
+class LMPredictionHead(nn.Module):
+    def __init__(self, hidden, embedding_weights):
+        super().__init__()
+        self.decoder = nn.Linear(embedding_weights.size(1), embedding_weights.size(0), bias=False)
+        self.decoder.weight = embedding_weights
+
+
+class PreTrainingHeads(nn.Module):
+    def __init__(self, hidden, embedding_weights):
+        super().__init__()
+        self.predictions = LMPredictionHead(hidden, embedding_weights)
+
+
+class TiedHead(nn.Module):
+    def __init__(self, hidden, vocab, embedding_weights):
+        super().__init__()
+        self.decoder = nn.Linear(hidden, vocab, bias=False)
+        self.decoder.weight = embedding_weights
+
+
+class Model(nn.Module):
+    def __init__(self, hidden, vocab):
+        super().__init__()
+        self.embeddings = nn.Embedding(vocab, hidden)
+        self.cls = PreTrainingHeads(hidden, self.embeddings.weight)
+        self.tied = TiedHead(hidden, vocab, self.embeddings.weight)
+"""
+    path = tmp_path / "bert.py"
+    path.write_text(source)
+    # the size reads in the head, and the call that hands the weight in; tying by assignment reads nothing
+    assert found(path, "ZG102") == [("ZG102", 9), ("ZG102", 9), ("ZG102", 30)]
+
+
+def test_a_decision_on_whether_this_ranks_input_holds_anything_skips_a_layer(tmp_path: Path) -> None:
+    source = """
+import torch
+from torch import nn
+
+
+class EdgeConv(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, node_attr, edge_index, edge_attr):
+        if edge_index.shape[1] == 0:
+            out = torch.zeros_like(node_attr)
+        else:
+            out = self.fc(edge_attr)
+        if edge_index.shape[1] > 4:
+            out = out * 2
+        return self.proj(out)
+
+
+class Pairs(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.single = nn.Linear(d, d)
+        self.pair = nn.Linear(2 * d, d)
+
+    def forward(self, x):
+        pooled = self.single(x)
+        if pooled.size(0) % 2 == 0:
+            return self.pair(pooled.view(-1, pooled.size(1) * 2))
+        return pooled
+"""
+    path = tmp_path / "layers.py"
+    path.write_text(source)
+    assert found(path, "ZG2") == [("ZG203", 13), ("ZG203", 30)]
