@@ -265,3 +265,91 @@ class Pairs(nn.Module):
     path = tmp_path / "layers.py"
     path.write_text(source)
     assert found(path, "ZG2") == [("ZG203", 13), ("ZG203", 30)]
+
+
+def test_a_trainer_keeps_the_model_its_base_of_another_file_builds(tmp_path: Path) -> None:
+    base = """
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+
+class SimpleTrainer:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.build_model()
+
+    def build_model(self):
+        self.model = Net()
+        self.optim = torch.optim.SGD(self.model.parameters(), lr=0.1)
+"""
+    teacher = """
+import copy
+from pkg.base import SimpleTrainer
+
+
+class MeanTeacher(SimpleTrainer):
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.teacher = copy.deepcopy(self.model)
+        self.settings = copy.deepcopy(self.cfg)
+"""
+    assert found_in_package(tmp_path, {"base.py": base, "teacher.py": teacher}, "teacher.py", prefix="ZG1") == [
+        ("ZG105", 9),
+    ]
+
+
+def test_clipping_the_parameters_of_every_group_chained_clips_nothing(tmp_path: Path) -> None:
+    source = """
+import itertools
+import torch
+
+
+class Optimizer(object):
+    def __init__(self, optim, max_grad_norm=0):
+        self.optimizer = optim
+        self.max_grad_norm = max_grad_norm
+
+    def step(self):
+        if self.max_grad_norm > 0:
+            params = itertools.chain.from_iterable([group["params"] for group in self.optimizer.param_groups])
+            torch.nn.utils.clip_grad_norm_(params, self.max_grad_norm)
+        self.optimizer.step()
+
+    def clip_values(self, values):
+        rates = itertools.chain.from_iterable([group["lr"] for group in self.optimizer.param_groups])
+        torch.nn.utils.clip_grad_norm_(values, self.max_grad_norm)
+        return list(rates)
+"""
+    path = tmp_path / "optim.py"
+    path.write_text(source)
+    assert found(path, "ZG1") == [("ZG107", 14)]
+
+
+def test_an_initialiser_over_lines_given_an_item_of_a_built_layers_weight_is_told_at_the_call(tmp_path: Path) -> None:
+    source = """
+import numpy as np
+from torch import nn
+
+
+class ImplicitNet(nn.Module):
+    def __init__(self, dims):
+        super().__init__()
+        for layer in range(len(dims) - 1):
+            lin = nn.Linear(dims[layer], dims[layer + 1])
+            if layer == len(dims) - 2:
+                nn.init.normal_(
+                    lin.weight[0],
+                    mean=-np.sqrt(np.pi) / np.sqrt(dims[layer]),
+                    std=0.00001,
+                )
+            setattr(self, "lin" + str(layer), lin)
+"""
+    path = tmp_path / "mlp.py"
+    path.write_text(source)
+    assert found(path, "ZG1") == [("ZG103", 12)]

@@ -908,6 +908,14 @@ def _group_parameters(value: cst.BaseExpression, groups: dict[str, str]) -> str 
     """The source of a value that is the parameters of optimizer groups: `group["params"]` for a group a loop walks,
     `opt.param_groups[0]["params"]`, `[p for g in opt.param_groups for p in g["params"]]`, `tuple(...)` of one."""
     value = same_items(value)
+    if isinstance(value, cst.Call) and len(value.args) == 1 and (dotted(value.func) or "").endswith(
+            ("chain.from_iterable", "chain")) and isinstance(value.args[0].value, (cst.ListComp, cst.GeneratorExp)):
+        # `itertools.chain.from_iterable([g["params"] for g in opt.param_groups])`: every group's parameters in turn
+        lists = value.args[0].value
+        comp = lists.for_in
+        source = _param_groups_of(comp.iter) if isinstance(comp.target, cst.Name) and comp.inner_for_in is None \
+            else None
+        return _group_parameters(lists.elt, {comp.target.value: source}) if source else None  # type: ignore[union-attr]
     if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
         comp = value.for_in
         source = _param_groups_of(comp.iter) if isinstance(comp.target, cst.Name) else None

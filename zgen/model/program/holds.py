@@ -1178,6 +1178,11 @@ def _held_and_wrapped(
             if name not in found and (f"self.{name}" in cls.text or f"'{name}'" in cls.text
                                       or f'"{name}"' in cls.text):
                 found[name] = classes if sub.index is index else tuple(_qualified(sub.index, c) for c in classes)
+    if not cls.is_module:  # `self.model` a base of another file builds (`SimpleTrainer.build_model`), kept here too
+        for info in cls.mro:
+            for _at, base in info.external_bases:
+                for name, classes in _held_and_wrapped(base.index, base)[0].items():
+                    found.setdefault(name, tuple(_qualified(base.index, c) for c in classes))
     return found, frozenset(wrapped), containers, frozenset(keyed)
 
 

@@ -702,6 +702,8 @@ def _writing_call(access: ParamAccess) -> cst.CSTNode:
     `m.weight` on the next), else the parameter's own expression."""
     flat = flat_of(access.method) if access.method is not None else None
     parent = flat.parent.get(id(access.node)) if flat is not None else None
+    if isinstance(parent, cst.Subscript) and parent.value is access.node:  # `nn.init.normal_(lin.weight[0], ...)`
+        parent = flat.parent.get(id(parent))  # type: ignore[union-attr]
     call = flat.parent.get(id(parent)) if isinstance(parent, cst.Arg) else None
     if isinstance(call, cst.Call) and access.use == INIT and call.args and call.args[0] is parent \
             and access.via.reach is not Reach.PASSED and (call_name(call) or "").endswith("_"):
