@@ -353,3 +353,43 @@ class ImplicitNet(nn.Module):
     path = tmp_path / "mlp.py"
     path.write_text(source)
     assert found(path, "ZG1") == [("ZG103", 12)]
+
+
+def test_a_key_missing_from_the_input_decides_a_tower_though_a_copy_of_the_input_is_filled_later(
+    tmp_path: Path,
+) -> None:
+    source = """
+import torch
+from torch import nn
+
+
+class Matching(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.detector = nn.Linear(d, d)
+        self.matcher = nn.Linear(d, d)
+
+    def forward(self, data):
+        pred = {}
+        if "keypoints0" not in data:
+            pred["keypoints0"] = self.detector(data["image0"])
+        data = {**data, **pred}
+        for k in data:
+            data[k] = torch.stack(data[k])
+        return self.matcher(data["keypoints0"])
+
+
+class Cached(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x, cache):
+        if "proj" not in cache:
+            cache["proj"] = self.proj(x)
+        return cache["proj"]
+"""
+    path = tmp_path / "matching.py"
+    path.write_text(source)
+    # (a cache the call fills in place is the caller's state: no decision of this rank's data)
+    assert found(path, "ZG2") == [("ZG203", 14)]

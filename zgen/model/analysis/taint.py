@@ -1959,13 +1959,20 @@ def _mapping_writes(flat: Flat) -> dict[str, frozenset[str] | None]:
     out, cache`, `{key: eps, **cache}`), each with the literal keys it writes (`y["mask"] = ...`), or None when it is
     also written by a computed key, filled, or returned: what `Taint.state` and `_filled_by_other_keys` read."""
     found: dict[str, frozenset[str] | None] = {}
+    copied: set[str] = set()  # names rebound to a new mapping (`data = {**data, **pred}`): later writes fill that
 
     def wrote(name: str, key: str | None) -> None:
+        if name in copied:
+            return
         keys = found.get(name, frozenset())
         found[name] = None if key is None or keys is None else keys | {key}
 
     for node, _ctx in flat.nodes:
         kind = type(node)
+        if kind is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name \
+                and _new_mapping(node.value):
+            copied.add(node.targets[0].target.value)
+            continue
         if kind in (cst.Assign, cst.AugAssign):
             for target in node.targets if kind is cst.Assign else (node,):
                 target = target.target
@@ -1984,6 +1991,18 @@ def _mapping_writes(flat: Flat) -> dict[str, frozenset[str] | None]:
                 if isinstance(part, cst.Name):
                     wrote(part.value, None)
     return found
+
+
+def _new_mapping(value: cst.BaseExpression) -> bool:
+    """`{**data, **pred}`, `{k: v for ...}`, `dict(data)`, `data.copy()`, `copy.copy(data)`: a new mapping, whatever it
+    was made from (what is written into it later is not written into the mapping it copied)."""
+    if type(value) in (cst.Dict, cst.DictComp):
+        return True
+    if type(value) is not cst.Call:
+        return False
+    name = call_name(value) or ""
+    return name in ("dict", "copy.copy", "copy.deepcopy", "deepcopy", "OrderedDict", "collections.OrderedDict") or (
+        isinstance(value.func, cst.Attribute) and value.func.attr.value == "copy" and not value.args)
 
 
 def _filled_by_other_keys(flat: Flat, writes: dict[str, frozenset[str] | None], name: str, key: str) -> bool:
