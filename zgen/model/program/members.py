@@ -1215,7 +1215,12 @@ class _FactsReader:
                 # (`modules = nn.Sequential()` ... `modules.add_module(f"conv_{i}", nn.Conv2d(...))`: filled by name)
                 kind, classes = self.classify(args[-1].value)
                 old_kind, old_classes = self.locals.get(local, (Kind.VALUE, ()))
-                # (`model_ts.append(build_model(cfg_t))`: a model of a class no file tells is one too)
+                # (`model_ts.append(model_t)` for `model_t = build_model(cfg_t)`: a model of a class no file tells
+                # is one too, where the list or the value is named as models are; not a tensor we cannot read)
+                appended = args[-1].value
+                if kind is Kind.UNKNOWN and not known.module_like_name(local) and not (
+                        isinstance(appended, cst.Name) and known.module_like_name(appended.value)):
+                    kind = Kind.VALUE
                 if kind in (Kind.MODULE, Kind.CONTAINER, Kind.UNKNOWN):
                     self.locals[local] = (max(old_kind, Kind.CONTAINER), old_classes + classes)
 
