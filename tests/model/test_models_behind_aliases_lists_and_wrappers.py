@@ -393,3 +393,39 @@ class Cached(nn.Module):
     path.write_text(source)
     # (a cache the call fills in place is the caller's state: no decision of this rank's data)
     assert found(path, "ZG2") == [("ZG203", 14)]
+
+
+def test_an_input_with_no_rows_leaves_before_the_layer_whatever_reads_its_extents(tmp_path: Path) -> None:
+    source = """
+import torch
+from torch import nn
+
+
+class FCLayer(nn.Module):
+    def __init__(self, d, out_dim):
+        super().__init__()
+        self.linear = nn.Linear(d, out_dim)
+        self.out_dim = out_dim
+
+    def forward(self, h):
+        if torch.prod(torch.as_tensor(h.shape[:-1])) == 0:
+            h = torch.zeros(list(h.shape[:-1]) + [self.out_dim], device=h.device)
+            return h
+        return self.linear(h)
+
+
+class Scaled(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.linear = nn.Linear(d, d)
+        self.scale = 1.0
+
+    def forward(self, h):
+        if self.scale == 0:
+            h = torch.zeros_like(h)
+            return h
+        return self.linear(h)
+"""
+    path = tmp_path / "layers.py"
+    path.write_text(source)
+    assert found(path, "ZG2") == [("ZG204", 13)]

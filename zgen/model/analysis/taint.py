@@ -908,6 +908,9 @@ class Taint:
                 if not _empty_test(node):  # (`edge_index.shape[1] == 0`: this rank's input has none, a decision)
                     self._extent_tests.add(why)
                 found.setdefault(DATA, why)
+            elif kind is cst.Comparison and self.inputs and _empty_test(node) and _reads_input_extent(node, self.inputs):
+                # `torch.prod(torch.as_tensor(h.shape[:-1])) == 0`, `x.numel() == 0`: this rank's input holds nothing
+                found.setdefault(DATA, code_of(node))
             elif kind is cst.Comparison and self.inputs and _kind_test(node, self.inputs):
                 found.setdefault(DATA, code_of(node))  # `x.ndim == 5`: this call was given videos, not images
             elif kind is cst.Comparison and self._key_presence(node):
@@ -3006,6 +3009,17 @@ def _empty_test(node: cst.Comparison) -> bool:
     sides = (node.left, node.comparisons[0].comparator)
     return operator in ("Equal", "NotEqual", "GreaterThan", "LessThan", "LessThanEqual") and any(
         type(side) is cst.Integer and side.value == "0" for side in sides)
+
+
+def _reads_input_extent(node: cst.Comparison, inputs: frozenset[str]) -> bool:
+    """Does the side of `node` other than its literal read an extent of an argument (`h.shape`, `x.size(1)`,
+    `x.numel()`), whatever it computes from it?"""
+    for side in (node.left, node.comparisons[0].comparator):
+        for part in walk(side):
+            if type(part) is cst.Attribute and part.attr.value in ("shape", "size", "numel") \
+                    and type(part.value) is cst.Name and part.value.value in inputs:
+                return True
+    return False
 
 
 # An order read from the other side (`2 > b` is `b < 2`).

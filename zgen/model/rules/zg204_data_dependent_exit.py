@@ -42,6 +42,8 @@ class _LoopExit:
             return True
         if extent_exit_text(text):
             return True  # `if x.shape[1] < 4: return x`: this rank's short input leaves early
+        if "return" in text and _EMPTY_TEST.search(text):
+            return True  # `if torch.prod(torch.as_tensor(h.shape[:-1])) == 0:` ... `return h`: an empty input leaves
         if "for" in text and (any(word in text for word in self._LENGTHS) or "Tensor" in text) and _counted_text(text):
             return True
         if "range(" in text and _ranges_a_parameter(text):
@@ -81,6 +83,8 @@ class _LoopExit:
         return False
 
 
+# A test of an extent against zero (`if x.numel() == 0:`, `if torch.prod(torch.as_tensor(h.shape[:-1])) == 0:`).
+_EMPTY_TEST = re.compile(r"if(?<!\wif)\b[^\n]*(?:\.shape\b|\.size\(|numel\()[^\n]*(?:==|<=)[ \t]*0\b[^\n]*:")
 # A loop over `range(...)` (its arguments) or over a split, and the words that read a length.
 _RANGE_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin\b[^\n]*?\bt?range\(([^\n]*)")  # (`trange`: a progress bar's range)
 _SPLIT_LOOP = re.compile(r"for(?<!\wfor)\b[^\n]*?\bin\b[^\n]*?(?:\b|\.)(?:split|unbind|unfold|tensor_split|chunk)\(")
