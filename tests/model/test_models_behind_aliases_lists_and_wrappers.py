@@ -429,3 +429,41 @@ class Scaled(nn.Module):
     path = tmp_path / "layers.py"
     path.write_text(source)
     assert found(path, "ZG2") == [("ZG204", 13)]
+
+
+def test_an_optimizer_wrapper_clipping_the_parameters_its_property_gathers_from_the_groups(tmp_path: Path) -> None:
+    source = """
+from torch import nn
+
+
+class OptimizerWrapper:
+    def __init__(self, optim):
+        self.optim = optim
+
+    @property
+    def parameters(self):
+        params = []
+        for group in self.param_groups:
+            params += group["params"]
+        return params
+
+    @property
+    def rates(self):
+        rates = []
+        for group in self.param_groups:
+            rates += [group["lr"]]
+        return rates
+
+    @property
+    def param_groups(self):
+        return self.optim.param_groups
+
+    def clip_grad_by_norm(self, max_norm):
+        return nn.utils.clip_grad_norm_(self.parameters, max_norm)
+
+    def clip_rates(self, max_norm):
+        return nn.utils.clip_grad_norm_(self.rates, max_norm)
+"""
+    path = tmp_path / "optimizer.py"
+    path.write_text(source)
+    assert found(path, "ZG1") == [("ZG107", 28)]

@@ -994,6 +994,9 @@ def _group_parameter_locals(func: cst.FunctionDef) -> tuple[dict[str, str], list
                 items[node.targets[0].target.value] = source
             elif isinstance(node.value, (cst.List, cst.Tuple)) and not node.value.elements:
                 items.setdefault(node.targets[0].target.value, "")  # `params = []`, filled below
+        elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name) and node.target.value in items:
+            if (source := _group_parameters(node.value, groups)) is not None:
+                items[node.target.value] = source  # `params += group["params"]`
         elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.args:
             holder = node.func.value
             if isinstance(holder, cst.Name) and node.func.attr.value in ("append", "extend") and holder.value in items:
