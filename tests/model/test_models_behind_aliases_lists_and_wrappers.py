@@ -467,3 +467,38 @@ class OptimizerWrapper:
     path = tmp_path / "optimizer.py"
     path.write_text(source)
     assert found(path, "ZG1") == [("ZG107", 28)]
+
+
+def test_a_forward_walking_the_parameters_of_a_model_it_is_handed_reads_partitioned_data(tmp_path: Path) -> None:
+    source = """
+import torch
+from torch import nn
+
+
+class LitEma(nn.Module):
+    def __init__(self, decay=0.999):
+        super().__init__()
+        self.decay = decay
+        self.shadow = {}
+
+    def forward(self, model):
+        with torch.no_grad():
+            m_param = dict(model.named_parameters())
+            for key in m_param:
+                self.shadow[key].sub_((1.0 - self.decay) * (self.shadow[key] - m_param[key]))
+
+
+class Head(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        self.scale = nn.Linear(d, d)
+
+    def forward(self, x):
+        total = sum(p.sum() for p in self.scale.parameters())
+        return self.proj(x) * total
+"""
+    path = tmp_path / "ema.py"
+    path.write_text(source)
+    # the handed model's parameters are data read outside any gather (ZG1); a child's, read in the pass, ZG3's
+    assert [f for f in found(path) if f[0] in ("ZG109", "ZG301")] == [("ZG109", 16), ("ZG301", 26)]

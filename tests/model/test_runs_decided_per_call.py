@@ -176,7 +176,8 @@ class LitEma(nn.Module):
 
 
 def test_a_forward_reading_the_parameters_of_a_model_it_is_handed():
-    assert found(EMA) == [("ZG301", 15)]
+    # (the handed model's own pass is not running: its parameters are partitioned data, read outside any gather)
+    assert found(EMA) == [("ZG109", 15)]
 
 
 def test_a_forward_reading_its_own_parameters_as_a_dict():

@@ -109,6 +109,18 @@ class ParamAccess:
         return self.via.reach is Reach.PARAMETERS
 
     @property
+    def walks_handed_model(self) -> bool:
+        """A forward walking the parameters of a model it is handed (`def forward(self, model): m_param =
+        dict(model.named_parameters())`, an average's update run after the step): that model's own pass is not running,
+        so what it reads is partitioned data outside any gather (ZG1), not another module's weight in a pass (ZG3)."""
+        if self.scope is not Scope.FORWARD or self.via.reach is not Reach.PARAMETERS or self.method is None:
+            return False
+        root = self.via.name.partition(".")[0]
+        node = self.method.node
+        return root not in ("", "self") and node is not None and any(
+            p.name.value == root for p in (*node.params.params, *node.params.kwonly_params))
+
+    @property
     def detail(self) -> str:
         """How it is reached and used, as a message continues the expression (`.data.copy_()`, ` passed to ...`)."""
         reach, name = self.via.reach, self.via.name

@@ -168,6 +168,14 @@ class GPT(nn.Module):
                     yield self.finding(index, access.snippet, access.node, _grad_message(access), _GRAD_HELP)
                     continue
                 yield self.finding(index, access.snippet, access.node, _message(access), _HELP)
+        for access in param_accesses(index, Scope.FORWARD):
+            if access.use == READ and access.walks_handed_model and not access.ctx.guarded:
+                message = (
+                    f"`{code_of(access.node)}` reads the parameters of `{access.via.name.partition('.')[0]}`, a model "
+                    f"handed to `{access.cls.name if access.cls else ''}.forward`, where that model's own pass is not "
+                    "running; ZeRO-3 keeps them partitioned there, so it reads empty placeholders"
+                )
+                yield self.finding(index, access.snippet, access.node, message, _HELP)
         for _line, (_column, access) in sorted(scripted.items()):
             if access.op.startswith(".grad"):
                 yield self.finding(index, access.snippet, access.node, _grad_message(access), _GRAD_HELP)

@@ -223,7 +223,7 @@ class Vit(nn.Module):
 
     def check(self, index: ModelIndex) -> Iterator[Report]:
         for access in (*param_accesses(index, Scope.FORWARD), *typed_reads(index)):
-            if access.use == READ and not _registered(index, access):
+            if access.use == READ and not access.walks_handed_model and not _registered(index, access):
                 yield self.finding(index, access.snippet, access.node, _message(access), _HELP)
         for access in param_accesses(index, Scope.ENTRY):
             # handed to a submodule's call from a method run on the built model: read in that module's forward
