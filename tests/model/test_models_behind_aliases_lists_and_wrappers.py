@@ -502,3 +502,42 @@ class Head(nn.Module):
     path.write_text(source)
     # the handed model's parameters are data read outside any gather (ZG1); a child's, read in the pass, ZG3's
     assert [f for f in found(path) if f[0] in ("ZG109", "ZG301")] == [("ZG109", 16), ("ZG301", 26)]
+
+
+def test_a_script_two_folders_down_reads_the_helper_of_a_namespace_folder_beside_its_own(tmp_path: Path) -> None:
+    ema = """
+from collections import OrderedDict
+
+import torch
+
+
+@torch.no_grad()
+def update_ema(ema_model, model, decay=0.9999):
+    ema_params = OrderedDict(ema_model.named_parameters())
+    model_params = OrderedDict(model.named_parameters())
+    for name, param in model_params.items():
+        ema_params[name].mul_(decay).add_(param.data, alpha=1 - decay)
+"""
+    train = """
+from copy import deepcopy
+
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+from utils.ema import update_ema
+from autoregressive.models.gpt import GPT
+
+
+def main(args):
+    model = GPT()
+    ema = deepcopy(model)
+    model = DDP(model)
+    for step in range(args.steps):
+        update_ema(ema, model.module)
+"""
+    gpt = NETWORKS.replace("class Net", "class GPT")
+    for relative, source in {"app.py": "print('demo')\n", "utils/ema.py": ema, "autoregressive/models/gpt.py": gpt,
+                             "autoregressive/train/train_c2i.py": train}.items():
+        path = tmp_path / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source)
+    assert ("ZG109", 15) in found(tmp_path / "autoregressive" / "train" / "train_c2i.py")

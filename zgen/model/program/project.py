@@ -506,11 +506,12 @@ def _project_roots(top: str, package: str, levels: int = 5) -> tuple[str, ...]:
     package's directory too: `ldm/` with no `__init__.py`), searched last: a script kept in a folder of its project
     (`scripts/base_train.py`, `spinup/algos/pytorch/ppo/ppo.py` in a folder with no `__init__.py`) importing the
     project's package (`from nanochat.engine import Engine`), run from the project's top (`python -m
-    scripts.base_train`) wherever zgen itself was started. Right above a script's folder with no `__init__.py`,
-    a sibling namespace package is that too, top or not, where that directory holds scripts of its own
-    (`runs_scripts`: a project's home, not a folder of projects side by side)."""
+    scripts.base_train`) wherever zgen itself was started. Above a script's folders with no `__init__.py`
+    (`autoregressive/train/`), a namespace package is that too, top or not, where that directory holds scripts of
+    its own (`runs_scripts`: a project's home, not a folder of projects side by side)."""
     directory = top
     at_top = _project_top(directory)
+    plain = not os.path.isfile(os.path.join(top, "__init__.py"))  # (no folder between is a package)
     for _ in range(levels):
         if at_top:
             break
@@ -523,12 +524,13 @@ def _project_roots(top: str, package: str, levels: int = 5) -> tuple[str, ...]:
             return (directory,)
         if at_top and os.path.isdir(os.path.join(directory, package)):
             return (directory,)  # (a namespace package at the project's top: `ldm/` with no `__init__.py`)
-        if directory == os.path.dirname(top) and os.path.isdir(os.path.join(directory, package)) \
-                and not os.path.isfile(os.path.join(top, "__init__.py")) and runs_scripts(directory):
-            # a script in a folder with no `__init__.py` (`exp/exp_main.py`) importing a sibling folder with none
-            # either (`from utils.tools import EarlyStopping`): both run from the folder above them, which holds the
-            # project's own entry scripts (`run_longExp.py`)
+        if plain and os.path.isdir(os.path.join(directory, package)) and runs_scripts(directory):
+            # a script in a folder with no `__init__.py` (`exp/exp_main.py`, `autoregressive/train/train_c2i.py`)
+            # importing a folder with none either beside its own top folder (`from utils.tools import
+            # EarlyStopping`): both run from the folder above them, which holds the project's own entry scripts
+            # (`run_longExp.py`, `app.py`)
             return (directory,)
+        plain = plain and not os.path.isfile(os.path.join(directory, "__init__.py"))
     return ()
 
 
