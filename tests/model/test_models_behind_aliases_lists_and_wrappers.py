@@ -541,3 +541,35 @@ def main(args):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(source)
     assert ("ZG109", 15) in found(tmp_path / "autoregressive" / "train" / "train_c2i.py")
+
+
+def test_an_extent_asserted_to_be_a_setting_decides_alike_on_every_rank(tmp_path: Path) -> None:
+    source = """
+import torch
+from torch import nn
+
+
+class Embedding(nn.Module):
+    def __init__(self, continuous_dim, d):
+        super().__init__()
+        self.continuous_dim = continuous_dim
+        self.cont_embedding_layer = nn.Embedding(continuous_dim, d)
+
+    def forward(self, continuous_data):
+        assert continuous_data.shape[1] == self.continuous_dim, "one column per continuous feature"
+        embed = None
+        if continuous_data.shape[1] > 0:
+            idx = torch.arange(self.continuous_dim).expand(continuous_data.size(0), -1)
+            embed = continuous_data.unsqueeze(2) * self.cont_embedding_layer(idx)
+        return embed
+
+
+def evaluate(model, validation_set):
+    should_step = validation_set.size > 0
+    if not should_step:
+        return None
+    return model(validation_set)
+"""
+    path = tmp_path / "embeddings.py"
+    path.write_text(source)
+    assert found(path, "ZG2") == []

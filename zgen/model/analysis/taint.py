@@ -296,6 +296,7 @@ class Taint:
         ) if self.inputs else frozenset()
         # the tests of such extents, as their text: they decide an early exit, not which branch runs (`extent_only`)
         self._extent_tests: set[str] = set()
+        self._asserted: frozenset[str] | None = None  # (`_asserted_extent`, read at the first empty test)
         if cls is not None and isinstance(root, cst.FunctionDef) and self.inputs:
             # `self.forward_single_task(x[mask], task.item())` for `task` in `labels.unique()`: a parameter the
             # class's own calls bind to a value that differs per rank differs too
@@ -905,7 +906,9 @@ class Taint:
             elif kind is cst.Comparison and self.inputs and _extent_test(
                     node, self.inputs | self.fields, self.extents, self.valued):
                 why = code_of(node)  # `if x.shape[1] < 4: return x`, `if len(tokens) == 0: return []`
-                if not _empty_test(node):  # (`edge_index.shape[1] == 0`: this rank's input has none, a decision)
+                # (`edge_index.shape[1] == 0`: this rank's input has none, a decision; not an extent asserted just
+                # before to be a setting, `assert x.shape[1] == self.continuous_dim`)
+                if not _empty_test(node) or self._asserted_extent(node):
                     self._extent_tests.add(why)
                 found.setdefault(DATA, why)
             elif kind is cst.Comparison and self.inputs and _empty_test(node) and _reads_input_extent(node, self.inputs):
@@ -1052,6 +1055,19 @@ class Taint:
         """Is `source` a record a rank kept of what its model returned (`filled`, `fills`)? Its values decide an exit
         (an early stop on a metric), not how many items a buffer filled from outputs holds, nor which branch runs."""
         return source in self._kept_sources
+
+    def _asserted_extent(self, node: cst.Comparison) -> bool:
+        """Is a side of `node` an extent the function asserts equal to something (`assert x.shape[1] ==
+        self.continuous_dim`): the same on every rank that goes on?"""
+        if self._asserted is None:
+            self._asserted = frozenset(
+                code_of(side) for n, _ctx in self._flat.nodes if type(n) is cst.Assert
+                and type(n.test) is cst.Comparison and len(n.test.comparisons) == 1
+                and type(n.test.comparisons[0].operator) is cst.Equal
+                for side in (n.test.left, n.test.comparisons[0].comparator)
+            )
+        return bool(self._asserted) and any(
+            code_of(side) in self._asserted for side in (node.left, node.comparisons[0].comparator))
 
     def extent_only(self, source: str) -> bool:
         """Is `source` (the reason `of` gave for DATA) a test of an extent of this call's input (`x.shape[1] < 4`,
@@ -3016,9 +3032,12 @@ def _reads_input_extent(node: cst.Comparison, inputs: frozenset[str]) -> bool:
     `x.numel()`), whatever it computes from it?"""
     for side in (node.left, node.comparisons[0].comparator):
         for part in walk(side):
-            if type(part) is cst.Attribute and part.attr.value in ("shape", "size", "numel") \
-                    and type(part.value) is cst.Name and part.value.value in inputs:
+            if type(part) is cst.Attribute and part.attr.value == "shape" and type(part.value) is cst.Name \
+                    and part.value.value in inputs:
                 return True
+            if type(part) is cst.Call and type(part.func) is cst.Attribute and part.func.attr.value in ("size", "numel") \
+                    and type(part.func.value) is cst.Name and part.func.value.value in inputs:
+                return True  # (a tensor's `size()`, not a dataset's `size` attribute)
     return False
 
 
