@@ -2041,9 +2041,8 @@ def _walked_uses(index: ModelIndex, scope: ScriptScope, held: dict[str, tuple[in
                         params[target.value] = owner
                     elif owner is not None and it.func.attr.value in _MODULE_WALKS:
                         modules[target.value] = owner
-                elif type(it) is cst.Name and isinstance(target, cst.Name) and (owner := holder(it.value, node)) \
-                        and owner not in params.values():  # `for m in C:` of a list of modules built above
-                    modules[target.value] = owner
+                elif type(it) is cst.Name and isinstance(target, cst.Name) and (owner := holder(it.value, node)):
+                    modules[target.value] = owner  # `for m in C:` of a list of modules built above
             continue
         if kind is cst.Name and node.value in params:
             if not isinstance(flat.parent.get(id(node)), (cst.For, cst.CompFor, cst.Tuple)):
