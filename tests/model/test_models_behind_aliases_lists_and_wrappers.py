@@ -388,6 +388,19 @@ class Cached(nn.Module):
         if "proj" not in cache:
             cache["proj"] = self.proj(x)
         return cache["proj"]
+
+
+class CachedByDefault(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x, cache=None):
+        if cache is None:
+            cache = {}
+        if "proj" not in cache:
+            cache["proj"] = self.proj(x)
+        return cache["proj"]
 """
     path = tmp_path / "matching.py"
     path.write_text(source)
@@ -412,6 +425,18 @@ class FCLayer(nn.Module):
             h = torch.zeros(list(h.shape[:-1]) + [self.out_dim], device=h.device)
             return h
         return self.linear(h)
+
+
+class Padded(nn.Module):
+    def __init__(self, d, factor):
+        super().__init__()
+        self.linear = nn.Linear(d, d)
+        self.factor = factor
+
+    def forward(self, h):
+        if h.size(2) % self.factor == 0:
+            return self.linear(h)
+        return h
 
 
 class Scaled(nn.Module):

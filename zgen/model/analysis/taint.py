@@ -1989,7 +1989,7 @@ def _mapping_writes(flat: Flat) -> dict[str, frozenset[str] | None]:
     for node, _ctx in flat.nodes:
         kind = type(node)
         if kind is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name \
-                and _new_mapping(node.value):
+                and _copy_of(node.value, node.targets[0].target.value):
             copied.add(node.targets[0].target.value)
             continue
         if kind in (cst.Assign, cst.AugAssign):
@@ -2012,16 +2012,20 @@ def _mapping_writes(flat: Flat) -> dict[str, frozenset[str] | None]:
     return found
 
 
-def _new_mapping(value: cst.BaseExpression) -> bool:
-    """`{**data, **pred}`, `{k: v for ...}`, `dict(data)`, `data.copy()`, `copy.copy(data)`: a new mapping, whatever it
-    was made from (what is written into it later is not written into the mapping it copied)."""
-    if type(value) in (cst.Dict, cst.DictComp):
-        return True
+def _copy_of(value: cst.BaseExpression, name: str) -> bool:
+    """Is `value` a new mapping made from the mapping `name` (`{**data, **pred}`, `dict(data)`, `data.copy()`,
+    `copy.copy(data)`)? What is written into it later is not written into `name`'s mapping. (Not a default put in
+    its place, `cache = {}` when none was given: writes then go where a given one would be.)"""
+    if type(value) is cst.Dict:
+        return any(type(e) is cst.StarredDictElement and type(e.value) is cst.Name and e.value.value == name
+                   for e in value.elements)
     if type(value) is not cst.Call:
         return False
-    name = call_name(value) or ""
-    return name in ("dict", "copy.copy", "copy.deepcopy", "deepcopy", "OrderedDict", "collections.OrderedDict") or (
-        isinstance(value.func, cst.Attribute) and value.func.attr.value == "copy" and not value.args)
+    func = value.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "copy" and not value.args:
+        return type(func.value) is cst.Name and func.value.value == name
+    return (call_name(value) or "") in ("dict", "copy.copy", "copy.deepcopy", "deepcopy", "OrderedDict") and any(
+        type(a.value) is cst.Name and a.value.value == name for a in value.args)
 
 
 def _filled_by_other_keys(flat: Flat, writes: dict[str, frozenset[str] | None], name: str, key: str) -> bool:
@@ -3029,8 +3033,10 @@ def _empty_test(node: cst.Comparison) -> bool:
 
 def _reads_input_extent(node: cst.Comparison, inputs: frozenset[str]) -> bool:
     """Does the side of `node` other than its literal read an extent of an argument (`h.shape`, `x.size(1)`,
-    `x.numel()`), whatever it computes from it?"""
+    `x.numel()`), whatever it computes from it (not its remainder, `x.size(2) % factor == 0`: a divisibility)?"""
     for side in (node.left, node.comparisons[0].comparator):
+        if type(side) is cst.BinaryOperation and type(side.operator) is cst.Modulo:
+            return False
         for part in walk(side):
             if type(part) is cst.Attribute and part.attr.value == "shape" and type(part.value) is cst.Name \
                     and part.value.value in inputs:
