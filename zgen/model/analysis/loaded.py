@@ -405,18 +405,22 @@ def _built_then(
 
 
 def _child_path(target: cst.Attribute, first: dict[str, int]) -> str | None:
-    """The path of a part of a model in `first` reached by attributes alone (`diffusion._denoise_fn`), else None: not
-    through a setting or a part that keeps a state of its own (`model.optimizer`)."""
+    """The path of a part of a model in `first` reached by attributes alone (`diffusion._denoise_fn`), else None."""
+    part = _model_part(target)
+    return ".".join(part) if part is not None and part[0] in first else None
+
+
+def _model_part(value: cst.BaseExpression) -> list[str] | None:
+    """`[root, *attributes]` of a part of a local reached by attributes alone (`diffusion._denoise_fn`), else None: not
+    through a setting or a part that keeps a state of its own (`model.config`, `model.optimizer`)."""
     parts = []
-    value: cst.BaseExpression = target
     while type(value) is cst.Attribute:
         parts.append(value.attr.value)
         value = value.value
-    if type(value) is not cst.Name or value.value not in first:
+    if type(value) is not cst.Name or any(
+            config_like(part) or known.OWN_STATE_PART.search(part.lower()) for part in parts):
         return None
-    if any(config_like(part) or known.OWN_STATE_PART.search(part.lower()) for part in parts):
-        return None
-    return ".".join([value.value, *reversed(parts)])
+    return [value.value, *reversed(parts)]
 
 
 def _add_stand_ins(flat: Flat, first: dict[str, int]) -> None:
@@ -469,17 +473,10 @@ def _parts_of(value: cst.BaseExpression) -> str | None:
         value = value.args[0].value
         while type(value) is cst.Subscript:  # (`all_blocks.layer3[1:]`: some of its blocks)
             value = value.value
-    if type(value) is not cst.Attribute:
+    part = _model_part(value) if type(value) is cst.Attribute else None
+    if part is None or part[0] in ("self", "cls") or not all(name.islower() for name in part[1:]):
         return None
-    parts = []
-    while type(value) is cst.Attribute:
-        parts.append(value.attr.value)
-        value = value.value
-    if type(value) is not cst.Name or value.value in ("self", "cls"):
-        return None
-    if any(config_like(part) or known.OWN_STATE_PART.search(part.lower()) or not part.islower() for part in parts):
-        return None
-    return value.value
+    return part[0]
 
 
 _PART_CONTAINERS = frozenset({"Sequential", "ModuleList"})
