@@ -77,7 +77,7 @@ class MetaWrapper(nn.Module):
 
     def forward(self, x):
         return self.module(x)
-""") == [("ZG109", 6), ("ZG109", 8)]
+""") == [("ZG102", 6), ("ZG109", 8)]
 
 
 def test_a_helper_of_the_file_and_a_list_holding_the_model() -> None:

@@ -32,7 +32,7 @@ __all__ = [
     "usage", "module_arg_effects", "argument_effects", "resolve_function", "CALLS", "COMPUTES", "APPLIES",
     "writes_module_params", "REPARAMETRIZES", "own_helper_effects",
     "returns_argument", "DEEPCOPIES", "STATES", "CLIPS", "GRADS", "GRAD_WRITES", "READS", "RUNS", "computed_with", "bulk_written", "WHOLE_ORDER", "WHOLE_USE",
-    "written_in_bulk", "clipped", "state_keys_only", "REPLACED",
+    "written_in_bulk", "clipped", "state_keys_only", "REPLACED", "nested_defs",
 ]
 
 # The operation of `<module>.weight = nn.Parameter(t)`: the parameter replaced by a new full one.
@@ -113,11 +113,11 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
                 return GUARD, f"{last}()"
             if last in _CHECK_CALLS:
                 return CHECK, f"{last}()"
-            if last == "len":
-                return SIZE, "len()"
+            if last == "len" or last.endswith("_like") and qualified.startswith("torch.") and call.args[0] is parent:
+                return SIZE, f"{last}()"  # (`torch.randn_like(p)`: a tensor of p's shape, dtype and device)
             if qualified.startswith(known.INIT_PREFIXES) or (name.startswith("init.") and last.endswith("_")):
                 return INIT, f"{qualified}()"
-            if "." not in name and (name in _nested_defs(index, flat) or name in index.skeleton.functions):
+            if "." not in name and (name in nested_defs(index, flat) or name in index.skeleton.functions):
                 # A function we can read: its body decides, not its name.
                 if _callee_writes(index, flat, call, parent, name):
                     return WRITE, f"{data} passed to `{name}()`, which writes it in place"
@@ -319,7 +319,7 @@ def resolve_function(index: ModelIndex, flat: Flat | None, name: str) -> tuple[M
     bound to `Ema(model)`: `plain.named_instances`, in `flat` and the class whose method `flat` is), and its
     `__call__` when the object itself is called (`self.initializer(model)` with `self.initializer = Init(std)`)."""
     if "." not in name:
-        func = _nested_defs(index, flat).get(name) if flat is not None else None
+        func = nested_defs(index, flat).get(name) if flat is not None else None
         if func is not None:
             return index, func
         info = index.function_info(name)
@@ -612,7 +612,7 @@ def _local_imports(index: ModelIndex, flat: Flat) -> dict[str, str]:
 
 
 @memoised
-def _nested_defs(index: ModelIndex, flat: Flat) -> dict[str, cst.FunctionDef]:
+def nested_defs(index: ModelIndex, flat: Flat) -> dict[str, cst.FunctionDef]:
     """Functions defined inside a flattened function, by name (once per function), and lambdas bound to a local there
     (read as a def returning the lambda's body); not the function itself (a method `update_average(self)` calling the
     free function `update_average(a, b)` calls no nested def)."""
@@ -1743,7 +1743,7 @@ WHOLE_USE = {
 }
 
 
-def written_in_bulk(flat: Flat, node: cst.CSTNode, op: str) -> tuple[str, str]:
+def written_in_bulk(index: ModelIndex, flat: Flat, node: cst.CSTNode, op: str) -> tuple[str, str]:
     """`torch._foreach_copy_([p.data for p in params], src)`: the listed tensors are the in-place call's target."""
     current = flat.parent.get(id(node))
     if isinstance(current, cst.Attribute) and current.value is node and current.attr.value == "data":
@@ -1753,6 +1753,7 @@ def written_in_bulk(flat: Flat, node: cst.CSTNode, op: str) -> tuple[str, str]:
     arg = flat.parent.get(id(current))
     call = flat.parent.get(id(arg)) if isinstance(arg, cst.Arg) else None
     name = call_name(call) if isinstance(call, cst.Call) else None
-    if name and call.args[0] is arg and re.match(r"^[a-z_]\w*[a-z0-9]_$", name.rsplit(".", 1)[-1]):
-        return WRITE, f"{op} (the target of `{name}()`)"
+    if name and call.args[0] is arg and re.match(r"^[a-z_]\w*[a-z0-9]_$", name.rsplit(".", 1)[-1]) and not (
+            index.qualify(name).startswith("torch.") and name.rsplit(".", 1)[-1] in known.CLIP_GRAD):
+        return WRITE, f"{op} (the target of `{name}()`)"  # (torch's `clip_grad_norm_` writes gradients: ZG107's)
     return READ, op

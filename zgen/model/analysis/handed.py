@@ -89,6 +89,12 @@ _WALK_TRIGGER = Trigger(
 _PARAMS_NAME = re.compile(r"^(?:\w+_)?parameters$")
 # An argument named as the parameters a clipping helper is handed (`params`, `model_params`, `parameters`).
 _CLIPPED_NAME = re.compile(r"^(?:\w+_)?(?:params|parameters)$")
+# A hand-written data-parallel helper by its name (`sync_params(params)`, `sync_grads(params)`, `mpi_avg_grads(m)`,
+# `average_gradients(model)`): it broadcasts or averages the parameters or gradients it is handed, a model's.
+_SYNC_NAME = re.compile(
+    r"^_?(?:\w+_)?(?:sync|synchroni[sz]e|broadcast|average|avg|allreduce|all_reduce|allmean|all_mean)_(?:\w+_)?"
+    r"(?:params|parameters|grads?|gradients|weights)$"
+)
 _OWNS_STORAGE = re.compile(r"(?:Parameter|Tensor|Optimizer)$")
 # Names of initialisers and loaders (not hooks, gathers, dunders or state-dict helpers: `index._NOT_ENTRY`'s rest).
 _REINIT_NAME = re.compile(INIT_NAME + r"|reset|^_?(?:load|save)_?")
@@ -143,7 +149,12 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
         # (a function that partitions the model itself: the script rules know what runs before; they read no
         # module's methods, so a module trainer's `__init__` preparing the model it is handed is judged here)
         scripted = partitions_here(index, span) and (cls is None or not cls.is_module)
-        may_be_handed = named and bool(paths or _HANDED_TRIGGER.search(text)) and not scripted
+        synced = cls is None and _SYNC_NAME.match(span.name) is not None
+        # a list of a model's parameters a plain class keeps (`self.to_optim`, filled by another of its methods)
+        kept = frozenset(
+            name for name in held_parameter_lists(index, cls) if name in text
+        ) if cls is not None and not cls.is_module and "self." in text else frozenset()
+        may_be_handed = named and bool(paths or synced or kept or _HANDED_TRIGGER.search(text)) and not scripted
         walks = _WALK_TRIGGER.search(text) or _factory_text(text) or _PATH_VALUE.search(text)
         whole = _whole_trigger(index, cls).search(text) and not scripted
         if whole and (_runs_guarded(cls, span) or cls is None and _construction_helper(index, span.name)):
@@ -156,7 +167,7 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
         held = holders(index, scope, cls if may_be_handed or whole else None, may_be_handed or bool(whole), walks)
         if may_be_handed:
             constructing = module_constructor(cls, span.name)  # (`apply` gathers there)
-            handed += _handed_uses(index, scope, set(held.models), held.iterables, paths, constructing)
+            handed += _handed_uses(index, scope, set(held.models), held.iterables | kept, paths, constructing)
         lists = held_parameter_lists(index, cls) if whole and cls is not None else frozenset()
         kept = cls is not None and bool(held_containers(index, cls) or module_properties(index, cls))
         if whole and (held.models or lists or kept or "param_groups" in text or "clip_grad" in text):
@@ -522,6 +533,7 @@ def _whole_trigger(index: ModelIndex, cls: ClassInfo | None) -> Trigger:
         lists = "|".join(re.escape(path[len("self."):]) for path in sorted(held_parameter_lists(index, cls)))
         if lists:  # `self.clip_fun(self.parameters, c)`: a list of the model's parameters kept on `self`, handed on
             words.append(r"[(,]\s*self\.(?:" + lists + r")\s*[,)]")
+            words.append(r"\bin\s+self\.(?:" + lists + r")\s*:")  # `for n, p in self.to_optim:`, walked
         if averaged or held or lists:
             literals.append("self.")
     return Trigger(*literals, pattern="|".join(words))
@@ -1331,7 +1343,8 @@ def _seeds(index: ModelIndex, node: cst.FunctionDef) -> tuple[set[str], set[str]
         if note in index.classes and not index.classes[note].is_module:
             # `state: CheckpointState` whose class declares `model: torch.nn.Module`: `state.model` holds one
             models |= {f"{name}.{f}" for f in _module_fields(index, note)}
-        if "Parameter" in note or (not note and _PARAMS_NAME.match(name)):
+        if "Parameter" in note or (not note and (
+                _PARAMS_NAME.match(name) or _CLIPPED_NAME.match(name) and _SYNC_NAME.match(node.name.value))):
             iterables.add(name)
             models.discard(name)
     return models, iterables
@@ -1389,14 +1402,21 @@ def held_parameter_lists(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
     self.enc.named_parameters()] + [...]`)."""
     found = set()
     held = held_attributes(index, cls) if not cls.is_module else {}
-    for method in cls.all_methods() if held else ():
-        # `self.model_parameters = [(n, p) for n, p in self.enc.named_parameters()] + [...]` of models it holds
+    for method in cls.all_methods() if not cls.is_module else ():
+        # `self.model_parameters = [(n, p) for n, p in self.enc.named_parameters()] + [...]` of models it holds, or
+        # of a model the method is handed (`for n, p in model.named_parameters(): self.to_optim.append((n, p))`)
         node = method.node if method.owner is cls and "parameters()" in method.text else None
+        given = frozenset(module_arguments(index, node)) if node is not None else frozenset()
+        if not (held or given):
+            continue
         for stmt in walk(node.body) if node is not None else ():
-            if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and _walks_of_held(stmt.value, held):
+            if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and _walks_of_held(stmt.value, held, given):
                 path = access_path(stmt.targets[0].target)
                 if path is not None and path.root == "self" and len(path.parts) == 1:
                     found.add(f"self.{path.parts[0]}")
+            elif isinstance(stmt, cst.For) and _walks_of_held(cst.ListComp(
+                    elt=stmt.target, for_in=cst.CompFor(target=stmt.target, iter=stmt.iter)), held, given):
+                found |= _appended_on_self(stmt)
     for method in cls.all_methods():
         # `self.parameters = parameters` after `parameters.extend(group["params"])` for the groups of the trainer's
         # optimizers (a gradient-clipping callback setting up): the model's parameters, clipped in another method
@@ -1425,11 +1445,26 @@ def held_parameter_lists(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
     return frozenset(found)
 
 
-def _walks_of_held(value: cst.BaseExpression, held) -> bool:
+def _appended_on_self(loop: cst.For) -> set[str]:
+    """`self.X` for each `self.X.append(...)` in the body of `loop` handed its loop variable (`self.to_optim.append((n,
+    p))` in `for n, p in model.named_parameters():`): a list of what the loop walks."""
+    names = {n.value for n in walk(loop.target) if isinstance(n, cst.Name)}
+    found = set()
+    for call in walk(loop.body):
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "append" \
+                and call.args and any(isinstance(n, cst.Name) and n.value in names for n in walk(call.args[0].value)):
+            path = access_path(call.func.value)
+            if path is not None and path.root == "self" and len(path.parts) == 1:
+                found.add(f"self.{path.parts[0]}")
+    return found
+
+
+def _walks_of_held(value: cst.BaseExpression, held, given: frozenset[str] = frozenset()) -> bool:
     """Is `value` a list of the parameters (or named pairs) of models `self` holds: `list(self.enc.parameters())`,
-    `[(n, p) for n, p in self.enc.named_parameters()]`, or several joined with `+`?"""
+    `[(n, p) for n, p in self.enc.named_parameters()]`, or several joined with `+`; or of a model argument among
+    `given` (`[p for p in model.parameters() if p.requires_grad]`)?"""
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
-        return _walks_of_held(value.left, held) and _walks_of_held(value.right, held)
+        return _walks_of_held(value.left, held, given) and _walks_of_held(value.right, held, given)
     if isinstance(value, (cst.ListComp, cst.GeneratorExp)) and value.for_in.inner_for_in is None:
         iterable = value.for_in.iter
     elif isinstance(value, cst.Call) and call_name(value) in ("list", "tuple") and len(value.args) == 1:
@@ -1439,9 +1474,9 @@ def _walks_of_held(value: cst.BaseExpression, held) -> bool:
     if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)):
         return False
     path = access_path(iterable.func.value)
-    return (
-        iterable.func.attr.value in ("parameters", "named_parameters") and path is not None and path.root == "self"
-        and len(path.parts) == 1 and path.parts[0] in held
+    return iterable.func.attr.value in ("parameters", "named_parameters") and path is not None and (
+        path.root == "self" and len(path.parts) == 1 and path.parts[0] in held
+        or path.root in given and not path.parts
     )
 
 
@@ -1607,6 +1642,13 @@ def _built_then_walked(index: ModelIndex, scope: ScriptScope, node: cst.Function
         and inner.attr.value in ("weight", "bias") and isinstance(scope.flat.parent.get(id(inner)), cst.Arg)
         and (path := access_path(inner)) is not None and len(path.parts) > 1
     }
+    # `model.tok_embeddings.weight = nn.Parameter(sd["tok_embeddings.weight"])`: a weight of the model replaced
+    handed |= {
+        path.root for inner, _ctx in scope.flat.nodes if type(inner) is cst.Assign and len(inner.targets) == 1
+        and type(target := inner.targets[0].target) is cst.Attribute and target.attr.value in ("weight", "bias")
+        and type(inner.value) is cst.Call and (call_name(inner.value) or "").rsplit(".", 1)[-1] == "Parameter"
+        and (path := access_path(target)) is not None and len(path.parts) > 1
+    }
     found = _built_lists_walked(index, scope)  # `C = [nn.Conv2d(s, t, 1), nn.BatchNorm2d(t)]` ... `for m in C:`
     if not walked and not handed:
         return found
@@ -1687,13 +1729,38 @@ def _param_name(index: ModelIndex, name: str) -> bool:
 
 
 def _callback(index: ModelIndex, name: str) -> bool:
-    """Is the function `name` referenced as a value somewhere in its file (not only called or defined)?"""
+    """Is the function `name` referenced as a value somewhere in its file (not only called or defined)? Also where
+    its docstring or a comment shows it handed on (`model.apply(init_weights)`), but not a mere mention there
+    (`This is same as legacy_export, but ...`)."""
     source = index.source
     for match in re.finditer(re.escape(name) + r"\b(?!\s*\()", source):  # led by the literal: fast
         before = source[max(0, match.start() - 4) : match.start()]
         if not (before[-1:].isalnum() or before[-1:] in "._`") and before != "def ":  # (`name` in a docstring)
-            return True
+            referenced = _value_references(index)
+            if referenced is None or name in referenced or before[-1:] in "(=":
+                return True
     return False
+
+
+@memoised
+def _value_references(index: ModelIndex) -> frozenset[str] | None:
+    """Names the file's code uses as values, not as the callee of a call (`model.apply(init_fn)`, `fn=init_fn`,
+    `getattr(self, "init_fn")`); None when the file's `ast` tree is not at hand."""
+    tree = index.skeleton.tree
+    if tree is None:
+        return None
+    nodes = list(ast.walk(tree))
+    called = {id(node.func) for node in nodes if type(node) is ast.Call}
+    found: set[str] = set()
+    for node in nodes:
+        kind = type(node)
+        if kind is ast.Name and id(node) not in called:
+            found.add(node.id)  # type: ignore[attr-defined]
+        elif kind is ast.Attribute and id(node) not in called:
+            found.add(node.attr)  # type: ignore[attr-defined]
+        elif kind is ast.Constant and type(value := node.value) is str and value.isidentifier():  # type: ignore
+            found.add(value)
+    return frozenset(found)
 
 
 def _called_by_modules(index: ModelIndex, name: str) -> bool:
@@ -1733,6 +1800,8 @@ def _handed_uses(
         expr = same_items(expr)
         if isinstance(expr, cst.Name) and expr.value in iterables:
             return expr.value
+        if type(expr) is cst.Attribute and (kept := dotted(expr)) in iterables:
+            return kept  # `self.to_optim`: a list of the parameters kept on `self`
         if isinstance(expr, cst.IfExp):  # `chain(m.parameters(), m.buffers()) if both else m.parameters()`
             return source_of(expr.body) or source_of(expr.orelse)
         if isinstance(expr, cst.Call) and (call_name(expr) or "").rsplit(".", 1)[-1] == "chain":
@@ -1838,7 +1907,7 @@ def _handed_uses(
             continue
         use, op = usage(index, flat, node)
         if use == READ:
-            use, op = written_in_bulk(flat, node, op)
+            use, op = written_in_bulk(index, flat, node, op)
         if op.startswith(".grad") and isinstance(parent, cst.Attribute) and parent.attr.value == "grad":
             read = gradient_read(index, flat, parent) if source not in states else None
             if read is not None:  # `p.grad.cpu().numpy()` logged: ZeRO-3 left `p.grad` None (its values are shards)
@@ -2022,7 +2091,8 @@ def _walked_uses(index: ModelIndex, scope: ScriptScope, held: dict[str, tuple[in
     for n, _ in flat.nodes:
         if type(n) is cst.Assign:
             for t in n.targets:
-                replaced[code_of(t.target, limit=1000)] = flat.position[id(n)]
+                if type(t.target) is not cst.Name:  # (a local bound again, `out = LinearF16(d)` in another branch,
+                    replaced[code_of(t.target, limit=1000)] = flat.position[id(n)]  # is no part put in place)
     # `def init_weights_vit(model)` run only as `init_weights_vit(self)` by constructors: `model.pos_embedding` is the
     # constructing module's own parameter, whole until its constructor returns (its children's are not)
     first = positional_parameters(scope.node)[:1] if isinstance(scope.node, cst.FunctionDef) else []

@@ -21,6 +21,7 @@ the same pattern inside the library.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from ..program import known
 from ..program.holds import (
@@ -31,7 +32,7 @@ from ..program.members import class_named
 from ..program.tree import code_of, cst, dotted, walk
 from .flow import Flat, flat_of
 from .access import INIT, WRITE
-from .effects import DEEPCOPIES, READS, STATES, argument_effects, returns_argument, state_keys_only
+from .effects import DEEPCOPIES, READS, STATES, argument_effects, nested_defs, returns_argument, state_keys_only
 
 __all__ = [
     "built_then_loaded", "built_then_read", "built_then_saved", "built_then_pickled", "built_then_copied",
@@ -65,6 +66,9 @@ def built_then_saved(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]
         (method, node, local) for method, node, local in _built_then(
             index, ("save_model(",), lambda index, node: _handed_first(index, node, known.STATE_SAVERS), layers=False)
     ]
+    # `model.save_pretrained(path)`: transformers' save takes the model's state dict as it is (a trainer or
+    # accelerate gathers it first and hands it in as `state_dict=`)
+    found += _built_then(index, (".save_pretrained(",), _pretrained_saved, layers=False, children=True)
     for method, node, local in _built_then(index, (".state_dict()",), _state_whole, layers=False, children=True):
         flat = flat_of(method)
         parent = flat.parent.get(id(node)) if flat is not None else None
@@ -164,14 +168,15 @@ def _helpers_handed(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str, 
     values (`_HANDED_EFFECTS`, the first that applies), read in one pass for the three."""
     effects: dict[int, str] = {}
 
-    def handed(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
-        found = _handed_effect(index, node)
+    def handed(index: ModelIndex, node: cst.Call, flat: Flat) -> cst.BaseExpression | None:
+        found = _handed_effect(index, node, flat)
         if found is None:
             return None
         effects[id(node)] = found[1]
         return found[0]
 
-    found = _built_then(index, _BuildsThenHands(index, parts=True), handed, constructors=False, children=True)
+    found = _built_then(
+        index, _BuildsThenHands(index, parts=True), handed, constructors=False, children=True, with_flat=True)
     return [(method, node, local, effects[id(node)]) for method, node, local in found]
 
 
@@ -179,18 +184,20 @@ def _helpers_handed(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str, 
 _HANDED_EFFECTS = (DEEPCOPIES, STATES, READS)
 
 
-def _handed_effect(index: ModelIndex, node: cst.Call) -> tuple[cst.BaseExpression, str] | None:
-    """The model `node` hands to a function of another file and what the function's summary does to it (of
-    `model.module`, and of `model.module if ddp else model`, the model itself: `_unwrapped`). A function of this file
-    is told in its own body, where it does it; a write or an initialiser is ZG103's (`_initialised`). What a summary
-    computes with may be any iterable it was given (`train_exs`, `clip_list`): only a value named as modules are
-    counts for `READS`."""
+def _handed_effect(index: ModelIndex, node: cst.Call, flat: Flat) -> tuple[cst.BaseExpression, str] | None:
+    """The model `node` hands to a function of another file, or to one defined inside the function that built it
+    (`def load(module, prefix=""): module._load_from_state_dict(...)` ... `load(model)` after `model = cls(config)`),
+    and what the function's summary does to it (of `model.module`, and of `model.module if ddp else model`, the model
+    itself: `_unwrapped`). A function of this file is told in its own body, where it does it; a write or an
+    initialiser is ZG103's (`_initialised`). What a summary computes with may be any iterable it was given
+    (`train_exs`, `clip_list`): only a value named as modules are counts for `READS`."""
     if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("apply", "load_state_dict", "state_dict"):
         return None  # (the model's own methods: told by the finders above)
     name = dotted(node.func) or ""
     if name.startswith(("self.", "cls.")) or name in index.skeleton.functions or name in index.classes:
         return None
-    done_by = [(position, done) for position, done in argument_effects(index, None, node)
+    nested = "." not in name and name in nested_defs(index, flat)
+    done_by = [(position, done) for position, done in argument_effects(index, flat if nested else None, node)
                if not (done & _INITIALISES) and not node.args[position].star]
     for effect in _HANDED_EFFECTS:
         for position, done in done_by:
@@ -251,6 +258,8 @@ class _BuildsThenHands:
             return cls.is_module if cls is not None else known.is_torch_module_class(index.qualify(callee))
         if not module_like_name(name) or callee.startswith("self."):
             return False
+        if callee == "cls":
+            return True  # `model = cls(config)` in a classmethod (`constructed_models` tells a module class's)
         return index.function_info(callee) is not None if "." not in callee and callee in index.skeleton.functions \
             else index.external_function(index.qualify(callee)) is not None
 
@@ -304,6 +313,15 @@ def _state_read(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
     return None
 
 
+def _pretrained_saved(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
+    """The model `node` saves with transformers' `save_pretrained(path)`, not handed a gathered `state_dict=`."""
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "save_pretrained" and not any(
+            arg.keyword is not None and arg.keyword.value == "state_dict" or arg.star == "**" for arg in node.args):
+        return _unwrapped(func.value)
+    return None
+
+
 def _state_whole(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
     """The model whose state dict `node` takes (`model.state_dict()`, given nothing; `model.module.state_dict()`, of
     the model a data-parallel wrapper bound to the same name wraps)."""
@@ -341,7 +359,7 @@ def _copied(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
 
 def _built_then(
     index: ModelIndex, texts: tuple[str, ...] | _BuildsThenHands, used, constructors: bool = True,
-    layers: bool = True, children: bool = False,
+    layers: bool = True, children: bool = False, with_flat: bool = False,
 ) -> list[tuple[MethodInfo, cst.Call, str]]:
     """(function, the call, the local) for each call `used` says takes a model the same function built before it (or
     the module-level code built, used as a global: `_top_models_used`); only functions whose text holds one of
@@ -386,7 +404,7 @@ def _built_then(
         for node, ctx in flat.nodes:
             if type(node) is not cst.Call or ctx.guarded:
                 continue
-            target = used(index, node)
+            target = used(index, node, flat) if with_flat else used(index, node)
             if target is None:
                 continue
             while isinstance(target, cst.Call) and returns_argument(index, flat, target):
@@ -521,6 +539,61 @@ def _top_models_used(index: ModelIndex, function: MethodInfo, layers: bool) -> l
 
 
 @memoised
+def constructors_loading(index: ModelIndex) -> list[tuple[Snippet, cst.Call, MethodInfo]]:
+    """(where, the call, the constructor) for each call of a module class's alternative constructor of the program
+    (`VisualBert.from_pretrained(name)`, the class's own or a base's of another file) that builds the model and then
+    loads a state into it (`model = cls(config)` ... `load(model)` of old BERT ports, `built_then_loaded`,
+    `built_then_handed_state` there): under `deepspeed.zero.Init` the load copies into placeholders. Told at the
+    call, where the caller builds its model."""
+    found: list[tuple[Snippet, cst.Call, MethodInfo]] = []
+    for snippet, flat, node in _unguarded_calls(index, _ALTERNATIVE_CONSTRUCTOR):
+        constructor = _loading_constructor(index, node.func) if type(node.func) is cst.Attribute else None
+        if constructor is not None:
+            found.append((snippet, node, constructor))
+    return found
+
+
+def _unguarded_calls(index: ModelIndex, trigger: re.Pattern[str]) -> Iterator[tuple[Snippet, Flat, cst.Call]]:
+    """(where, its flat, the call) for each call not guarded for ZeRO-3 in the methods, functions and script code
+    whose text `trigger` finds, each call once."""
+    from .script import script_scopes  # (the script scopes read this module's neighbours)
+
+    if not trigger.search(index.source):
+        return
+    scopes = [(m.snippet, flat_of(m)) for _cls, m in index.methods("all", trigger)]
+    scopes += [(s.snippet, s.flat) for s in script_scopes(index, trigger)]
+    seen: set[int] = set()
+    for snippet, flat in scopes:
+        if flat is None or snippet is None:
+            continue
+        for node, ctx in flat.nodes:
+            if type(node) is cst.Call and id(node) not in seen and not ctx.guarded:
+                seen.add(id(node))
+                yield snippet, flat, node
+
+
+def _loading_constructor(index: ModelIndex, func: cst.Attribute) -> MethodInfo | None:
+    """The classmethod `func` names (`Bert.from_pretrained`) when its class is a module class of the program and
+    the method builds the model and then loads into it."""
+    name = func.attr.value
+    owner = dotted(func.value)
+    if not name.startswith("from_") or owner is None:
+        return None
+    cls = class_named(index, owner)
+    method = cls.inherited_method(name) if cls is not None and cls.is_module else None
+    if method is None or method.node is None or not any(
+            dotted(d.decorator) == "classmethod" for d in method.node.decorators):
+        return None
+    where = method.index
+    loads = [m for m, _node, _local in built_then_loaded(where) + built_then_handed_state(where)]
+    return method if any(m is method for m in loads) else None
+
+
+# A call of an alternative constructor through a class: `Bert.from_pretrained(`.
+_ALTERNATIVE_CONSTRUCTOR = re.compile(r"[A-Z]\w*\.from_\w+\(")
+
+
+@memoised
 def zoo_weights_loaded(index: ModelIndex) -> list[tuple[Snippet, cst.Call]]:
     """(where, the call) for each model zoo builder the file asks for pretrained weights, in a module's methods, a
     function or script code: `models.vgg19(pretrained=True)`, `resnet50(weights="DEFAULT")`,
@@ -528,23 +601,11 @@ def zoo_weights_loaded(index: ModelIndex) -> list[tuple[Snippet, cst.Call]]:
     builder loads them into the model after its constructor returned, which under `deepspeed.zero.Init` partitioned
     it. Not `pretrained=False`, `weights=None`, a test guarded for ZeRO-3, nor a decorator (torchvision's own
     `@handle_legacy_interface(weights=("pretrained", ...))` over its builders)."""
-    from .script import script_scopes  # (the script scopes read this module's neighbours)
-
-    if not _ASKS_FOR_WEIGHTS.search(index.source):
-        return []
-    found: list[tuple[Snippet, cst.Call]] = []
-    scopes = [(m.snippet, flat_of(m)) for _cls, m in index.methods("all", _ASKS_FOR_WEIGHTS)]
-    scopes += [(s.snippet, s.flat) for s in script_scopes(index, _ASKS_FOR_WEIGHTS)]
-    seen: set[int] = set()
-    for snippet, flat in scopes:
-        if flat is None or snippet is None:
-            continue
-        for node, ctx in flat.nodes:
-            if type(node) is cst.Call and id(node) not in seen and not ctx.guarded and _zoo_builder(index, node) \
-                    and _asks_for_weights(node) and type(flat.parent.get(id(node))) is not cst.Decorator:
-                seen.add(id(node))
-                found.append((snippet, node))
-    return found
+    return [
+        (snippet, node) for snippet, flat, node in _unguarded_calls(index, _ASKS_FOR_WEIGHTS)
+        if _zoo_builder(index, node) and _asks_for_weights(node)
+        and type(flat.parent.get(id(node))) is not cst.Decorator
+    ]
 
 
 _ASKS_FOR_WEIGHTS = re.compile(r"\b(?:pretrained|weights)\s*=")

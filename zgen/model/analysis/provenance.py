@@ -1168,7 +1168,7 @@ class _Engine:
             return
         use, op = usage(self.index, flat, node)
         if use == READ:
-            use, op = written_in_bulk(flat, node, op)
+            use, op = written_in_bulk(self.index, flat, node, op)
         if op.startswith(".grad"):
             if param is not None and not param.state and isinstance(parent, cst.Attribute) and parent.attr.value == "grad":
                 read = gradient_read(self.index, flat, parent)  # `p.grad.data.norm()`: ZeRO-3 left `p.grad` None

@@ -413,6 +413,8 @@ _RECORDS = frozenset(
 # ... unless a word says the call computes a quantity of the model's output (`log_prob(x)`, `log_likelihood`):
 # `log` there is the logarithm.
 _COMPUTED = frozenset({"prob", "probs", "likelihood", "density", "softmax", "det", "abs", "jacobian", "partition"})
+# ... nor when a word says it exports the model by tracing it, which runs its forward (`export_onnx(path, batch)`).
+_TRACED = frozenset({"onnx", "torchscript", "jit"})
 
 
 def runs_unread(name: str) -> bool:
@@ -432,7 +434,7 @@ def records(name: str) -> bool:
     if inference_method(name) or _FORWARD_PART.fullmatch(name):
         return False
     words = name.lower().split("_")
-    return bool(_RECORDS.intersection(words)) and not _COMPUTED.intersection(words)
+    return bool(_RECORDS.intersection(words)) and not _COMPUTED.intersection(words) and not _TRACED.intersection(words)
 
 
 # The words of a function's name saying it runs the model it is handed: an evaluation, an inference, a rollout
@@ -492,8 +494,9 @@ def runs_argument(index: ModelIndex, function: str, param: str, classes: tuple[s
             return True  # `return torch_separate(model, wav)`: another function of the file runs it
         if (bound := _partial_of_function(node)) is not None and _hands_on(index, bound, param, classes, info.node):
             return True  # `runner = partial(run_one, policy=policy)`: built to be called, it runs `run_one`
-        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == param):
-            continue
+        if not (isinstance(func, cst.Attribute) and isinstance(wrapped_by := _unwrapped(func.value), cst.Name)
+                and wrapped_by.value == param):
+            continue  # (`generator.module.infer(x)`: a method of the model a data-parallel wrapper wraps)
         name = func.attr.value
         if name in NOT_RUNS:
             continue

@@ -817,6 +817,10 @@ class _ScriptCalls:
             return code_of(call.func)
         if known.is_gather_context(qualified):
             return code_of(call.func)
+        if call.args and qualified in known.CALLS_FIRST_ARGUMENT and isinstance(
+                given := call.args[0].value, (cst.Name, cst.Attribute)):
+            # `torch.onnx.export(model, x, path)`, `checkpoint(model.block, x)`: the module handed first is run
+            return code_of(call.func) if self.callee(cst.Call(func=given)) is not None else None
         func = call.func
         if isinstance(func, cst.Attribute):
             if known.wrapper_collective((dotted(func.value) or "").rsplit(".", 1)[-1], func.attr.value):

@@ -622,6 +622,10 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
                 kind = Kind.UNKNOWN  # a function of a module imported by name: of a class no file tells
             built = built or kind == Kind.UNKNOWN and library and not _NOT_A_MODEL_LOCAL.search(target.value)
             # (not `optimizer = construct_class_by_name(...)`)
+            # (`model = get_llm(name)` of `def get_llm(n): return AutoModelForCausalLM.from_pretrained(n)`: a factory of
+            # the program handing back a library's model, named as models are)
+            built = built or kind == Kind.UNKNOWN and module_like_name(target.value) and "." not in callee \
+                and callee in index.skeleton.functions
         built = built or wrapped is not None  # (a data-parallel wrapper holds a model, whatever its class)
         if built:
             # the first construction (a later branch may build again)

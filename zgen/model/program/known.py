@@ -719,7 +719,7 @@ CALLS_FIRST_ARGUMENT = frozenset(
         "torch.func.jvp", "torch.func.vjp", "torch.func.vmap", "torch.func.grad", "torch.func.grad_and_value",
         "torch.func.jacrev", "torch.func.jacfwd", "torch.func.hessian", "torch.autograd.functional.jvp",
         "torch.autograd.functional.vjp", "torch.autograd.functional.jacobian", "torch.autograd.functional.hessian",
-        "torch.utils.checkpoint.checkpoint", "torch.vmap",
+        "torch.utils.checkpoint.checkpoint", "torch.vmap", "torch.onnx.export", "torch.jit.trace",
     }
 )  # fmt: skip
 # ODE solvers with error control: they call the function they are given first (`odeint(f, y0, t)`) as many times as

@@ -809,6 +809,8 @@ def _merge(into: ClassFacts, base: ClassFacts) -> None:
 
 
 _CONTAINERS = {"ModuleList", "ModuleDict", "Sequential"}
+# Displays of values, by node type name (libcst is loaded on first use): a list, a tuple or a comprehension.
+_DISPLAYS = ("List", "Tuple", "ListComp", "GeneratorExp")
 _PARAM_CONTAINERS = {"ParameterList", "ParameterDict"}
 
 
@@ -1526,9 +1528,10 @@ class _FactsReader:
         if external is not None:
             return returns(external[0], external[1], call, self)
         if not last[:1].isupper():
-            if call.args and call.args[0].keyword is None and not isinstance(call.args[0].value, (cst.List, cst.Tuple)):
+            if call.args and call.args[0].keyword is None and type(call.args[0].value).__name__ not in _DISPLAYS:
                 # quant_noise(nn.Linear(...), p), `accelerator.prepare(model)`: a wrapper we cannot read returns the
-                # module it was given (not a display of values: `mask.view([b, 1, 1, n])` returns no list)
+                # module it was given (not a display of values: `mask.view([b, 1, 1, n])` returns no list, nor
+                # `torch.cat([m.cpu() for m in chunks])`)
                 kind, classes = self.classify(call.args[0].value)
                 if kind in (Kind.MODULE, Kind.CONTAINER):
                     return kind, classes

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..analysis.access import INIT, WRITE, ParamAccess, Reach, Scope
-from ..analysis.effects import REPARAMETRIZES
+from ..analysis.effects import REPARAMETRIZES, REPLACED
 from ..analysis.handed import METHOD_WRITE, built_holder
 from ..analysis.scopes import param_accesses
 from ..program.index import ModelIndex
@@ -247,7 +247,7 @@ def _message(access: ParamAccess) -> str:
 def _subject(access: ParamAccess) -> str:
     """The write as a message's subject, quoted: `p.data.copy_()`, or the module handed on and how
     (`self` passed to `_load_weights()`, which runs ...), whose detail is a phrase, not a call."""
-    if access.detail.startswith(" "):
+    if access.detail.startswith(" ") and access.detail != REPLACED:  # (`m.weight = nn.Parameter(...)`: a write)
         return f"`{code_of(access.node)}`{access.detail},"
     return f"`{_written(access)}`"
 

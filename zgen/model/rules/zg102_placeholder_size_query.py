@@ -196,8 +196,8 @@ class Net(nn.Module):
 
 def _message(access: ParamAccess) -> str:
     what, detail = code_of(access.node), access.detail
-    if detail == "len()":  # `len(self.w)`, not `self.wlen()`
-        what, detail = f"len({what})", ""
+    if detail.endswith("()") and detail[:1].isalpha():  # `len(self.w)`, `torch.zeros_like(p)`, not `self.wlen()`
+        what, detail = f"{detail[:-2]}({what})", ""
     if access.scope is Scope.HANDED and access.via.reach is Reach.MODULE:  # `count_parameters(self.model)`
         return (
             f"`{what}` hands to `{access.via.name}`, which reads the sizes of the parameters of `{access.owner}`, a "

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from ..analysis.access import STATE, Scope
 from ..analysis.loaded import (
     built_then_handed_state, built_then_loaded, built_then_pickled, built_then_read, built_then_saved, built_where,
-    zoo_weights_loaded,
+    constructors_loading, zoo_weights_loaded,
 )
 from ..analysis.flow import flat_of
 from ..analysis.moved import child_state_copies
@@ -139,6 +139,14 @@ def main(model, cfg):
                 "empty placeholders, so nothing is copied"
             )
             yield self.finding(index, method.snippet, node, message, _COPY_HELP)
+        for snippet, node, constructor in constructors_loading(index):
+            built = code_of(node.func.value)  # type: ignore[attr-defined]
+            message = (
+                f"`{code_of(node, limit=80)}` builds a `{built}` and then loads a state into it (in "
+                f"`{constructor.owner.name}.{constructor.name}`); under `deepspeed.zero.Init` the model is partitioned "
+                "once its constructor returns, so the load copies into empty placeholders"
+            )
+            yield self.finding(index, snippet, node, message, _LOAD_HELP)
         for snippet, node in zoo_weights_loaded(index):
             message = (
                 f"`{code_of(node, limit=80)}` builds a model and then loads its pretrained weights into it; under "
