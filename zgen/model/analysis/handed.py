@@ -1736,31 +1736,42 @@ def _callback(index: ModelIndex, name: str) -> bool:
     for match in re.finditer(re.escape(name) + r"\b(?!\s*\()", source):  # led by the literal: fast
         before = source[max(0, match.start() - 4) : match.start()]
         if not (before[-1:].isalnum() or before[-1:] in "._`") and before != "def ":  # (`name` in a docstring)
-            referenced = _value_references(index)
-            if referenced is None or name in referenced or before[-1:] in "(=":
-                return True
+            if before[-1:] in "(=" or not _mentioned_only(index, match.start()):
+                return True  # (`apply(fn)`, `fn=fn`, also so in a docstring's example; any use of it in code)
     return False
 
 
 @memoised
-def _value_references(index: ModelIndex) -> frozenset[str] | None:
-    """Names the file's code uses as values, not as the callee of a call (`model.apply(init_fn)`, `fn=init_fn`,
-    `getattr(self, "init_fn")`); None when the file's `ast` tree is not at hand."""
+def _docstring_lines(index: ModelIndex) -> frozenset[int] | None:
+    """The lines of the file's docstrings (of the module, its classes and functions, nested ones too); None when the
+    file's `ast` tree is not at hand. Only statements are walked, not expressions."""
     tree = index.skeleton.tree
     if tree is None:
         return None
-    nodes = list(ast.walk(tree))
-    called = {id(node.func) for node in nodes if type(node) is ast.Call}
-    found: set[str] = set()
-    for node in nodes:
-        kind = type(node)
-        if kind is ast.Name and id(node) not in called:
-            found.add(node.id)  # type: ignore[attr-defined]
-        elif kind is ast.Attribute and id(node) not in called:
-            found.add(node.attr)  # type: ignore[attr-defined]
-        elif kind is ast.Constant and type(value := node.value) is str and value.isidentifier():  # type: ignore
-            found.add(value)
-    return frozenset(found)
+    lines: set[int] = set()
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        body = getattr(node, "body", None)
+        if not isinstance(body, list):
+            continue
+        first = body[0] if body else None
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and isinstance(
+                first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            lines.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            stack.extend(n for n in getattr(node, field, ()) if isinstance(n, ast.stmt | ast.excepthandler))
+    return frozenset(lines)
+
+
+def _mentioned_only(index: ModelIndex, at: int) -> bool:
+    """Is the position `at` of the source in a docstring or a comment (a mention, not code)?"""
+    source = index.source
+    line_start = source.rfind("\n", 0, at) + 1
+    if "#" in source[line_start:at]:
+        return True  # (a `#` in a string before it reads as a comment too: a mention either way, rarely code)
+    docstrings = _docstring_lines(index)
+    return docstrings is not None and source.count("\n", 0, at) + 1 in docstrings
 
 
 def _called_by_modules(index: ModelIndex, name: str) -> bool:

@@ -237,15 +237,14 @@ class _BuildsThenHands:
     def search(self, text: str) -> bool:
         if self._handed is None:
             source = self.index.source
-            bound = set(_BOUND_TO_CALL.findall(source))
-            handed = set(self._local.findall(source)) if bound else set()
-            made = {name for name, callee in bound if name in handed and self._builds(name, callee)}
-            if not made:
+            made = {name for name, callee in set(_BOUND_TO_CALL.findall(source)) if self._builds(name, callee)}
+            if made:
+                names = "|".join(sorted(map(re.escape, made)))
+                start = r"(?:\w\(|,|\belse)" if self._part else r"(?:\w\(|,)"
+                self._handed = re.compile(start + r"\s*(?:\w+\s*=\s*)?(" + names + r")" + self._part + r"\s*[,)]")
+            if not made or not self._handed.search(source):  # type: ignore[union-attr]
                 self._handed = False  # (no local built and handed anywhere in the file: no function to read)
                 return False
-            names = "|".join(sorted(map(re.escape, made)))
-            start = r"(?:\w\(|,|\belse)" if self._part else r"(?:\w\(|,)"
-            self._handed = re.compile(start + r"\s*(?:\w+\s*=\s*)?(" + names + r")" + self._part + r"\s*[,)]")
         if self._handed is False:
             return False
         found = self._handed.search(text)
@@ -545,9 +544,18 @@ def constructors_loading(index: ModelIndex) -> list[tuple[Snippet, cst.Call, Met
     loads a state into it (`model = cls(config)` ... `load(model)` of old BERT ports, `built_then_loaded`,
     `built_then_handed_state` there): under `deepspeed.zero.Init` the load copies into placeholders. Told at the
     call, where the caller builds its model."""
+    source = index.source
+    written = {  # (the text first: only a call of a constructor that loads is worth parsing the code around it for)
+        (owner.group(0), match.group(1)) for match in _ALTERNATIVE_CONSTRUCTOR.finditer(source)
+        if (owner := _OWNER_BEFORE.search(source, max(0, match.start() - 80), match.start())) is not None
+    }
+    if not any(_loading_constructor(index, owner, name) for owner, name in written):
+        return []
     found: list[tuple[Snippet, cst.Call, MethodInfo]] = []
-    for snippet, flat, node in _unguarded_calls(index, _ALTERNATIVE_CONSTRUCTOR):
-        constructor = _loading_constructor(index, node.func) if type(node.func) is cst.Attribute else None
+    for snippet, _flat, node in _unguarded_calls(index, _ALTERNATIVE_CONSTRUCTOR):
+        func = node.func
+        owner = dotted(func.value) if type(func) is cst.Attribute else None
+        constructor = _loading_constructor(index, owner, func.attr.value) if owner else None  # type: ignore[attr-defined]
         if constructor is not None:
             found.append((snippet, node, constructor))
     return found
@@ -572,12 +580,11 @@ def _unguarded_calls(index: ModelIndex, trigger: re.Pattern[str]) -> Iterator[tu
                 yield snippet, flat, node
 
 
-def _loading_constructor(index: ModelIndex, func: cst.Attribute) -> MethodInfo | None:
-    """The classmethod `func` names (`Bert.from_pretrained`) when its class is a module class of the program and
-    the method builds the model and then loads into it."""
-    name = func.attr.value
-    owner = dotted(func.value)
-    if not name.startswith("from_") or owner is None:
+@memoised
+def _loading_constructor(index: ModelIndex, owner: str, name: str) -> MethodInfo | None:
+    """The classmethod `owner.name` (`Bert.from_pretrained`) when its class is a module class of the program and the
+    method builds the model and then loads into it."""
+    if not name.startswith("from_"):
         return None
     cls = class_named(index, owner)
     method = cls.inherited_method(name) if cls is not None and cls.is_module else None
@@ -590,7 +597,9 @@ def _loading_constructor(index: ModelIndex, func: cst.Attribute) -> MethodInfo |
 
 
 # A call of an alternative constructor through a class: `Bert.from_pretrained(`.
-_ALTERNATIVE_CONSTRUCTOR = re.compile(r"[A-Z]\w*\.from_\w+\(")
+_ALTERNATIVE_CONSTRUCTOR = re.compile(r"\.(from_\w+)\(")
+# ... and the dotted name before it, ending where the call's `.from_` begins (searched in a window before it).
+_OWNER_BEFORE = re.compile(r"[A-Za-z_][\w.]*(?=$)")
 
 
 @memoised

@@ -173,8 +173,9 @@ _KIDS_MAX = 2_000_000
 
 
 def forget_children() -> None:
-    """Drop the kept children (and with them the nodes they keep alive)."""
+    """Drop the kept children and code texts (and with them the nodes they keep alive)."""
     _KIDS.clear()
+    _CODE.clear()
 
 
 def children(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
@@ -465,12 +466,22 @@ def one_line(text: str, limit: int) -> str:
 
 def code_of(node: cst.CSTNode, limit: int = 60) -> str:
     """Source text of a node on one line, shortened for a message."""
+    kept = _CODE.get(id(node))
+    if kept is not None and kept[0] is node:
+        return one_line(kept[1], limit)
     try:
         with deep_recursion():
             text = _empty_module().code_for_node(node)
     except RecursionError:
         return "<expression>"
+    if len(_CODE) >= _KIDS_MAX:
+        _CODE.clear()
+    _CODE[id(node)] = (node, text)  # (several analyses ask for the text of the same test or call)
     return one_line(text, limit)
+
+
+# The generated text of each node `code_of` was asked for, kept (with the node) like `_KIDS` until the file is done.
+_CODE: dict[int, tuple[cst.CSTNode, str]] = {}
 
 
 def dotted(node: cst.CSTNode | None) -> str | None:

@@ -415,7 +415,7 @@ class Clip(nn.Module):
             return
         nodes = ast_nodes(index, func)
         maybe_absent = optional_inputs(func) | _none_tested(func, nodes) | _batch_entries(func, nodes)
-        optional = _tower_inputs(func, maybe_absent) - set(held)
+        optional = _tower_inputs(nodes, maybe_absent) - set(held)
         optional |= _presence_aliases(nodes, optional)
         optional -= _asserted(func.body, optional, helpers)
         if not optional:
@@ -453,7 +453,7 @@ class Clip(nn.Module):
             entries = _batch_entries(func, nodes)
             maybe_absent = optional_inputs(func) | _none_tested(func, nodes) | entries
             maybe_absent |= _optional_fields(index, func, nodes)  # `prompt = cond.prompt_emb`, defaulting to `None`
-            optional = _tower_inputs(func, maybe_absent)
+            optional = _tower_inputs(nodes, maybe_absent)
             runs = _Runs(index, cls)
             runs.entries = frozenset(entries)
             if again:  # `self.token_emb(cond_ids)` under the ids' presence test, `self.token_emb(x)` beside it
@@ -533,7 +533,7 @@ class Clip(nn.Module):
                 continue  # `fit(self, train_loader, test_loader=None)`: a procedure over the caller's data sources
             nodes = ast_nodes(index, func)
             maybe_absent = optional_inputs(func) | _none_tested(func, nodes) | _batch_entries(func, nodes)
-            optional = _tower_inputs(func, maybe_absent)
+            optional = _tower_inputs(nodes, maybe_absent)
             optional |= _presence_aliases(nodes, optional) | _alternatives(nodes, optional, maybe_absent, helpers)
             optional -= _asserted(func.body, optional, helpers)
             optional -= _filled(func.body, optional, helpers)
@@ -570,7 +570,7 @@ class Clip(nn.Module):
                 skipped = runs.towers_or_inputs(runs.of(fill), call.args[0])
                 if skipped:
                     yield self._report_fill(index, method, position, fillers, skipped)
-            cleared = _cleared(func)
+            cleared = _cleared(ast_nodes(index, func))
             for position, (stmt, later) in enumerate(_ifs(func)):
                 if not _presence_test(stmt.test, optional, helpers, runs.parts):
                     continue
@@ -1023,13 +1023,13 @@ def _asserted(block: list[ast.stmt], optional: set[str], helpers: frozenset[str]
     return found
 
 
-def _tower_inputs(func: ast.FunctionDef | ast.AsyncFunctionDef, maybe_absent: set[str]) -> set[str]:
+def _tower_inputs(nodes: tuple[ast.AST, ...], maybe_absent: set[str]) -> set[str]:
     """The inputs that may be absent and could feed a tower: not the calling convention's states, caches, masks or
     ids (`_NOT_A_TOWER_INPUT`), nor embeddings handed in instead of what they are computed from. Labels of a kind a
     layer of the module embeds (`self.map_augment(augment_labels)`) are a conditioning input, not a loss's targets."""
-    embedded = _embedded_labels(func, maybe_absent)
+    embedded = _embedded_labels(nodes, maybe_absent)
     return {n for n in maybe_absent if not _conventional(n) or n in embedded} - _embeddings_filled(
-        func, maybe_absent)
+        nodes, maybe_absent)
 
 
 # Labels named for what they label (`augment_labels`, `class_labels`; not the convention's bare `labels`).
@@ -1042,14 +1042,14 @@ _NAMED_LABELS = re.compile(r"\w+_labels?$|(?!\w*(?:attention|attn|padding|causal
                            r"|\w*_ids$|^ids$|^labels?$|^position\w*$|^token_type\w*$")
 
 
-def _embedded_labels(func: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str]) -> set[str]:
+def _embedded_labels(nodes: tuple[ast.AST, ...], names: set[str]) -> set[str]:
     """Of `names`, the named labels a layer of the module runs on as given (`self.map_augment(augment_labels)`):
     what the module embeds, as it would a class or a prompt, not targets only a loss reads."""
     labels = {n for n in names if _NAMED_LABELS.match(n)}
     if not labels:
         return set()
     return {
-        a.id for call in ast.walk(func) if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+        a.id for call in nodes if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
         and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"
         for i, a in enumerate(call.args)
         if isinstance(a, ast.Name) and a.id in labels and (i == 0 or "mask" not in a.id)  # (a mask as the input)
@@ -1061,7 +1061,7 @@ def _labels_embedded(text: str, name: str) -> bool:
     return bool(_NAMED_LABELS.match(name)) and re.search(r"self\.\w+\(\s*" + re.escape(name) + r"\s*[,)]", text) is not None
 
 
-def _embeddings_filled(func: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str]) -> set[str]:
+def _embeddings_filled(nodes: tuple[ast.AST, ...], names: set[str]) -> set[str]:
     """Embeddings handed in instead of what they are computed from, computed where absent (`if image_embeds is None:
     image_embeds = self.vision_model(pixel_values)`, or `embedding_output = self.embeddings(input_ids)` with the
     embeddings taken as they are otherwise): the calling convention of `inputs_embeds`, a choice of every caller
@@ -1070,7 +1070,7 @@ def _embeddings_filled(func: ast.FunctionDef | ast.AsyncFunctionDef, names: set[
     found: set[str] = set()
     if not any(name.endswith("embeds") for name in names):
         return found
-    for node in ast.walk(func):
+    for node in nodes:
         if not isinstance(node, ast.If):
             continue
         test = node.test
@@ -1715,10 +1715,11 @@ def _held_call_runs(index: ModelIndex, classes: tuple[str, ...], path: tuple[str
     )
 
 
-def _cleared(func: ast.FunctionDef) -> dict[str, list[int]]:
-    """The lines where the method itself sets a name to None (`key = None` once a cache holds its projection)."""
+def _cleared(nodes: tuple[ast.AST, ...]) -> dict[str, list[int]]:
+    """The lines where the method (its `ast_nodes`) sets a name to None (`key = None` once a cache holds its
+    projection)."""
     found: dict[str, list[int]] = {}
-    for node in ast.walk(func):
+    for node in nodes:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is None:
             for target in node.targets:
                 if isinstance(target, ast.Name):
