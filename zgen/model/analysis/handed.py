@@ -1736,42 +1736,66 @@ def _callback(index: ModelIndex, name: str) -> bool:
     for match in re.finditer(re.escape(name) + r"\b(?!\s*\()", source):  # led by the literal: fast
         before = source[max(0, match.start() - 4) : match.start()]
         if not (before[-1:].isalnum() or before[-1:] in "._`") and before != "def ":  # (`name` in a docstring)
-            if before[-1:] in "(=" or not _mentioned_only(index, match.start()):
-                return True  # (`apply(fn)`, `fn=fn`, also so in a docstring's example; any use of it in code)
+            used = _used_in_code(index, match.start(), match.end())
+            handed_on = before[-1:] == "=" or before[-1:] == "(" and (before[-2:-1].isalnum() or before[-2:-1] == "_")
+            if used or used is None or handed_on and _mentioned_only(index, match.start()):
+                return True  # (a use in code; or a mention showing it handed on, `model.apply(init_weights)`)
     return False
 
 
-@memoised
-def _docstring_lines(index: ModelIndex) -> frozenset[int] | None:
-    """The lines of the file's docstrings (of the module, its classes and functions, nested ones too); None when the
-    file's `ast` tree is not at hand. Only statements are walked, not expressions."""
-    tree = index.skeleton.tree
-    if tree is None:
-        return None
-    lines: set[int] = set()
-    stack: list[ast.AST] = [tree]
-    while stack:
-        node = stack.pop()
-        body = getattr(node, "body", None)
-        if not isinstance(body, list):
-            continue
-        first = body[0] if body else None
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and isinstance(
-                first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-            lines.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
-        for field in ("body", "orelse", "finalbody", "handlers"):
-            stack.extend(n for n in getattr(node, field, ()) if isinstance(n, ast.stmt | ast.excepthandler))
-    return frozenset(lines)
-
-
 def _mentioned_only(index: ModelIndex, at: int) -> bool:
-    """Is the position `at` of the source in a docstring or a comment (a mention, not code)?"""
+    """Is the position `at` of the source in a comment or a docstring (a mention, not code): a `#` before it on its
+    line, or a line of a string standing alone as a statement?"""
     source = index.source
     line_start = source.rfind("\n", 0, at) + 1
     if "#" in source[line_start:at]:
-        return True  # (a `#` in a string before it reads as a comment too: a mention either way, rarely code)
-    docstrings = _docstring_lines(index)
-    return docstrings is not None and source.count("\n", 0, at) + 1 in docstrings
+        return True
+    tree = index.skeleton.tree
+    line = source.count("\n", 0, at) + 1
+    return tree is not None and any(
+        isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        and node.lineno <= line <= (node.end_lineno or node.lineno) for node in _statements_at(tree, line))
+
+
+def _statements_at(tree: ast.Module, line: int) -> list[ast.AST]:
+    """The statements whose lines hold `line`, outermost first."""
+    found: list[ast.AST] = []
+    body: list[ast.AST] = list(tree.body)
+    while body:
+        around = next((s for s in body if s.lineno <= line <= (s.end_lineno or s.lineno)), None)  # type: ignore
+        if around is None:
+            break
+        found.append(around)
+        body = [s for field in ("body", "orelse", "finalbody", "handlers")
+                for s in getattr(around, field, ()) if isinstance(s, ast.stmt | ast.excepthandler)]
+    return found
+
+
+def _used_in_code(index: ModelIndex, start: int, end: int) -> bool | None:
+    """Is the name at `start`..`end` of the source used by code (a name, an attribute, or a string naming it,
+    `getattr(self, "init_fn")`), not merely mentioned in a docstring, a comment or other text? None when the file's
+    `ast` tree is not at hand. Only the statements around its line are walked."""
+    tree = index.skeleton.tree
+    if tree is None:
+        return None
+    source = index.source
+    line = source.count("\n", 0, start) + 1
+    line_start = source.rfind("\n", 0, start) + 1
+    col = len(source[line_start:start].encode())  # (`ast` counts columns in UTF-8 bytes)
+    col_end = col + len(source[start:end].encode())
+    name = source[start:end]
+    statements = _statements_at(tree, line)
+    if not statements:
+        return False
+    for node in ast.walk(statements[-1]):  # (the innermost statement holding the line)
+        kind = type(node)
+        if kind is ast.Name and node.lineno == line and node.col_offset == col:  # type: ignore[attr-defined]
+            return True
+        if kind is ast.Attribute and node.end_lineno == line and node.end_col_offset == col_end:  # type: ignore
+            return True
+        if kind is ast.Constant and node.value == name and node.lineno == line:  # type: ignore[attr-defined]
+            return True
+    return False
 
 
 def _called_by_modules(index: ModelIndex, name: str) -> bool:
