@@ -151,10 +151,10 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
         scripted = partitions_here(index, span) and (cls is None or not cls.is_module)
         synced = cls is None and _SYNC_NAME.match(span.name) is not None
         # a list of a model's parameters a plain class keeps (`self.to_optim`, filled by another of its methods)
-        kept = frozenset(
+        kept_lists = frozenset(
             name for name in held_parameter_lists(index, cls) if name in text
         ) if cls is not None and not cls.is_module and "self." in text else frozenset()
-        may_be_handed = named and bool(paths or synced or kept or _HANDED_TRIGGER.search(text)) and not scripted
+        may_be_handed = named and bool(paths or synced or kept_lists or _HANDED_TRIGGER.search(text)) and not scripted
         walks = _WALK_TRIGGER.search(text) or _factory_text(text) or _PATH_VALUE.search(text)
         whole = _whole_trigger(index, cls).search(text) and not scripted
         if whole and (_runs_guarded(cls, span) or cls is None and _construction_helper(index, span.name)):
@@ -167,7 +167,7 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
         held = holders(index, scope, cls if may_be_handed or whole else None, may_be_handed or bool(whole), walks)
         if may_be_handed:
             constructing = module_constructor(cls, span.name)  # (`apply` gathers there)
-            handed += _handed_uses(index, scope, set(held.models), held.iterables | kept, paths, constructing)
+            handed += _handed_uses(index, scope, set(held.models), held.iterables | kept_lists, paths, constructing)
         lists = held_parameter_lists(index, cls) if whole and cls is not None else frozenset()
         kept = cls is not None and bool(held_containers(index, cls) or module_properties(index, cls))
         if whole and (held.models or lists or kept or "param_groups" in text or "clip_grad" in text):
@@ -1414,8 +1414,7 @@ def held_parameter_lists(index: ModelIndex, cls: ClassInfo) -> frozenset[str]:
                 path = access_path(stmt.targets[0].target)
                 if path is not None and path.root == "self" and len(path.parts) == 1:
                     found.add(f"self.{path.parts[0]}")
-            elif isinstance(stmt, cst.For) and _walks_of_held(cst.ListComp(
-                    elt=stmt.target, for_in=cst.CompFor(target=stmt.target, iter=stmt.iter)), held, given):
+            elif isinstance(stmt, cst.For) and _parameters_walked(stmt.iter, held, given):
                 found |= _appended_on_self(stmt)
     for method in cls.all_methods():
         # `self.parameters = parameters` after `parameters.extend(group["params"])` for the groups of the trainer's
@@ -1466,11 +1465,15 @@ def _walks_of_held(value: cst.BaseExpression, held, given: frozenset[str] = froz
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
         return _walks_of_held(value.left, held, given) and _walks_of_held(value.right, held, given)
     if isinstance(value, (cst.ListComp, cst.GeneratorExp)) and value.for_in.inner_for_in is None:
-        iterable = value.for_in.iter
-    elif isinstance(value, cst.Call) and call_name(value) in ("list", "tuple") and len(value.args) == 1:
-        iterable = value.args[0].value
-    else:
-        return False
+        return _parameters_walked(value.for_in.iter, held, given)
+    if isinstance(value, cst.Call) and call_name(value) in ("list", "tuple") and len(value.args) == 1:
+        return _parameters_walked(value.args[0].value, held, given)
+    return False
+
+
+def _parameters_walked(iterable: cst.BaseExpression, held, given: frozenset[str]) -> bool:
+    """Is `iterable` a walk of the parameters (or named pairs) of a model `self` holds (`self.enc.parameters()`) or
+    of a model argument among `given` (`model.named_parameters()`)?"""
     if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)):
         return False
     path = access_path(iterable.func.value)
@@ -1736,25 +1739,28 @@ def _callback(index: ModelIndex, name: str) -> bool:
     for match in re.finditer(re.escape(name) + r"\b(?!\s*\()", source):  # led by the literal: fast
         before = source[max(0, match.start() - 4) : match.start()]
         if not (before[-1:].isalnum() or before[-1:] in "._`") and before != "def ":  # (`name` in a docstring)
-            used = _used_in_code(index, match.start(), match.end())
+            tree = index.skeleton.tree
+            if tree is None:
+                return True  # (no tree to tell a use from a mention: a callback, as any mention once was)
+            line = source.count("\n", 0, match.start()) + 1
+            statements = _statements_at(tree, line)
+            if _used_in_code(source, match.start(), match.end(), line, statements):
+                return True
             handed_on = before[-1:] == "=" or before[-1:] == "(" and (before[-2:-1].isalnum() or before[-2:-1] == "_")
-            if used or used is None or handed_on and _mentioned_only(index, match.start()):
-                return True  # (a use in code; or a mention showing it handed on, `model.apply(init_weights)`)
+            if handed_on and _mentioned_only(source, match.start(), line, statements):
+                return True  # (a mention showing it handed on, `model.apply(init_weights)` in a docstring)
     return False
 
 
-def _mentioned_only(index: ModelIndex, at: int) -> bool:
-    """Is the position `at` of the source in a comment or a docstring (a mention, not code): a `#` before it on its
-    line, or a line of a string standing alone as a statement?"""
-    source = index.source
+def _mentioned_only(source: str, at: int, line: int, statements: list[ast.AST]) -> bool:
+    """Is the position `at` of the source (on `line`, inside `statements`) in a comment or a docstring (a mention,
+    not code): a `#` before it on its line, or a line of a string standing alone as a statement?"""
     line_start = source.rfind("\n", 0, at) + 1
     if "#" in source[line_start:at]:
         return True
-    tree = index.skeleton.tree
-    line = source.count("\n", 0, at) + 1
-    return tree is not None and any(
+    return any(
         isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
-        and node.lineno <= line <= (node.end_lineno or node.lineno) for node in _statements_at(tree, line))
+        and node.lineno <= line <= (node.end_lineno or node.lineno) for node in statements)
 
 
 def _statements_at(tree: ast.Module, line: int) -> list[ast.AST]:
@@ -1771,20 +1777,14 @@ def _statements_at(tree: ast.Module, line: int) -> list[ast.AST]:
     return found
 
 
-def _used_in_code(index: ModelIndex, start: int, end: int) -> bool | None:
-    """Is the name at `start`..`end` of the source used by code (a name, an attribute, or a string naming it,
-    `getattr(self, "init_fn")`), not merely mentioned in a docstring, a comment or other text? None when the file's
-    `ast` tree is not at hand. Only the statements around its line are walked."""
-    tree = index.skeleton.tree
-    if tree is None:
-        return None
-    source = index.source
-    line = source.count("\n", 0, start) + 1
+def _used_in_code(source: str, start: int, end: int, line: int, statements: list[ast.AST]) -> bool:
+    """Is the name at `start`..`end` of the source (on `line`, inside `statements`, outermost first) used by code (a
+    name, an attribute, or a string naming it, `getattr(self, "init_fn")`), not merely mentioned in a docstring, a
+    comment or other text? Only the innermost statement around its line is walked."""
     line_start = source.rfind("\n", 0, start) + 1
     col = len(source[line_start:start].encode())  # (`ast` counts columns in UTF-8 bytes)
     col_end = col + len(source[start:end].encode())
     name = source[start:end]
-    statements = _statements_at(tree, line)
     if not statements:
         return False
     for node in ast.walk(statements[-1]):  # (the innermost statement holding the line)
