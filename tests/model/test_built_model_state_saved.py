@@ -189,11 +189,23 @@ def test_a_registry_of_no_module_builds_no_model(tmp_path):
     assert ("ZG108", 10) not in found_in_directory(tmp_path, {"models.py": plain, "sample.py": SAMPLE}, "sample.py")
 
 
-def test_the_state_of_a_model_built_above_bound_and_written_entry_by_entry_is_placeholders():
-    # minGPT's `from_pretrained`: `sd = model.state_dict()` ... `sd[k].copy_(sd_hf[k])`
+def test_the_state_of_a_model_built_above_bound_and_written_entry_by_entry_is_reported_at_each_write():
+    # minGPT's `from_pretrained`: `sd = model.state_dict()` ... `sd[k].copy_(sd_hf[k])`: the copy lands in a
+    # placeholder, so the finding is where the copy is (each one), not where the state dict was taken
+    source = TRAIN.replace(
+        'torch.save({"epoch": 1, "model_state_dict": model.state_dict()}, path)',
+        "sd = model.state_dict()\n    for k in sd:\n        if k.endswith('w'):\n            sd[k].copy_(path[k].t())\n"
+        "        else:\n            sd[k].data[:4] = path[k]",
+    )
+    findings = [f for f in found(source) if f[0] == "ZG108"]
+    assert ("ZG108", 26) in findings and ("ZG108", 28) in findings
+    assert ("ZG108", 23) not in findings
+
+
+def test_the_state_of_a_model_built_above_bound_and_its_entries_only_read_is_reported_where_it_is_taken():
     source = TRAIN.replace('torch.save({"epoch": 1, "model_state_dict": model.state_dict()}, path)',
-                           "sd = model.state_dict()\n    for k in sd:\n        sd[k].copy_(path[k])")
-    assert ("ZG108", 23) in found(source)
+                           "sd = model.state_dict()\n    for k in sd:\n        path[k].copy_(sd[k])")
+    assert [f for f in found(source) if f[0] == "ZG108"] == [("ZG108", 23)]
 
 
 def test_the_state_of_a_model_built_above_bound_and_counted_reads_no_tensor():

@@ -30,14 +30,14 @@ from ..program.holds import (
 from ..program.index import MethodInfo, ModelIndex, Snippet, memoised
 from ..program.members import class_named
 from ..program.tree import code_of, cst, dotted, walk
-from .flow import Flat, flat_of
+from .flow import Flat, flat_of, targets_of
 from .access import INIT, WRITE
 from .effects import DEEPCOPIES, READS, STATES, argument_effects, nested_defs, returns_argument, state_keys_only
 
 __all__ = [
-    "built_then_loaded", "built_then_read", "built_then_saved", "built_then_pickled", "built_then_copied",
-    "built_then_initialised", "built_then_handed_state", "built_then_handed_values", "zoo_weights_loaded",
-    "built_where",
+    "built_then_loaded", "built_then_read", "built_then_saved", "built_then_written", "built_then_pickled",
+    "built_then_copied", "built_then_initialised", "built_then_handed_state", "built_then_handed_values",
+    "zoo_weights_loaded", "built_where",
 ]
 
 
@@ -72,6 +72,8 @@ def built_then_saved(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]
     for method, node, local in _built_then(index, (".state_dict()",), _state_whole, layers=False, children=True):
         flat = flat_of(method)
         parent = flat.parent.get(id(node)) if flat is not None else None
+        if flat is not None and _entry_writes(flat, parent):
+            continue  # (`built_then_written` tells where its entries are written)
         handed = isinstance(parent, (cst.Arg, cst.DictElement, cst.Element)) and not state_keys_only(flat, node)
         entry = type(parent) is cst.Subscript and parent.value is node  # `decoder.state_dict()[name]`: one tensor
         # (`save_dict["model_state_dict"] = net.state_dict()`: kept whole in a checkpoint's entry)
@@ -79,6 +81,45 @@ def built_then_saved(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]
         if handed or entry or stored or _bound_then_read(flat, parent):
             found.append((method, node, local))
     return found
+
+
+@memoised
+def built_then_written(index: ModelIndex) -> list[tuple[MethodInfo, cst.CSTNode, str]]:
+    """(function, the write, the local) for each write into an entry of the state dict of a model the same function
+    built (`sd = model.state_dict()` ... `sd[k].copy_(sd_hf[k])`, the hand-written `from_pretrained` of GPT ports):
+    the entries are the model's partitioned placeholders, so the write lands in one; each write is told where it is."""
+    found: list[tuple[MethodInfo, cst.CSTNode, str]] = []
+    for method, node, local in _built_then(index, (".state_dict()",), _state_whole, layers=False, children=True):
+        flat = flat_of(method)
+        if flat is not None:
+            found += [(method, write, local) for write in _entry_writes(flat, flat.parent.get(id(node)))]
+    return found
+
+
+def _entry_writes(flat: Flat, parent: cst.CSTNode | None) -> list[cst.CSTNode]:
+    """For the binding `parent` of a state dict to a local (`sd = model.state_dict()`), the writes into its entries
+    that follow: an in-place method of an entry or of its `.data` (`sd[k].copy_(v)`, `sd[k].data.zero_()`), or an
+    assignment into one (`sd[k][:n] = v`)."""
+    if type(parent) is not cst.Assign or len(parent.targets) != 1 or not isinstance(parent.targets[0].target, cst.Name):
+        return []
+    name, at = parent.targets[0].target.value, flat.position.get(id(parent), 0)
+
+    def entry(expr: cst.CSTNode) -> bool:
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+            expr = expr.value
+        return isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and expr.value.value == name
+
+    writes: list[cst.CSTNode] = []
+    for node, _ctx in flat.nodes:
+        if flat.position.get(id(node), 0) <= at:
+            continue
+        if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and entry(node.func.value) \
+                and known.INPLACE_METHOD.match(node.func.attr.value):
+            writes.append(node)
+        elif type(node) in (cst.Assign, cst.AugAssign) and any(
+                isinstance(t, cst.Subscript) and entry(t.value) for t in targets_of(node)[0]):
+            writes.append(node)
+    return writes
 
 
 def _bound_then_read(flat: Flat, parent: cst.CSTNode | None) -> bool:

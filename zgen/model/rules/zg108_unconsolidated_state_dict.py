@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from ..analysis.access import STATE, Scope
 from ..analysis.loaded import (
-    built_then_handed_state, built_then_loaded, built_then_pickled, built_then_read, built_then_saved, built_where,
-    constructors_loading, zoo_weights_loaded,
+    built_then_handed_state, built_then_loaded, built_then_pickled, built_then_read, built_then_saved, built_then_written,
+    built_where, constructors_loading, zoo_weights_loaded,
 )
 from ..analysis.flow import flat_of
 from ..analysis.moved import child_state_copies
@@ -195,6 +195,8 @@ _ZOO_HELP = (
 _BUILT_THEN = (
     (built_then_loaded, "loads into `{local}`", "the load copies into empty placeholders", _LOAD_HELP),
     (built_then_saved, "takes the state of `{local}`", "its tensors are empty placeholders", _READ_HELP),
+    (built_then_written, "writes into an entry of the state of `{local}`", "the write lands in an empty placeholder",
+     _LOAD_HELP),
     (built_then_read, "reads the tensors of the state of `{local}`", "they are empty placeholders", _READ_HELP),
     (built_then_pickled, "pickles `{local}` whole", "its tensors are empty placeholders", _READ_HELP),
     (built_then_handed_state, "hands `{local}` to a function that saves or loads its state",
