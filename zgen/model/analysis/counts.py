@@ -541,10 +541,12 @@ class CountedLoops:
             return None
         if last in _SPLITS and isinstance(iterable.func, cst.Attribute):
             owner = iterable.func.value
-            split = iterable.args[0].value if name.startswith("torch.") and iterable.args else owner
+            # (`th.split(x, 1)` of `import torch as th`: torch's, which splits its first argument)
+            torch_form = (self.index.qualify(name) if self.index is not None else name).startswith("torch.")
+            split = iterable.args[0].value if torch_form and iterable.args else owner
             if name == "re.split" and len(iterable.args) > 1:
                 split = iterable.args[1].value  # `re.split(pattern, text)`: the pieces of `text`
-            sizes = self._sizes(iterable, name.startswith("torch.")) if last in _SIZED_SPLITS else None
+            sizes = self._sizes(iterable, torch_form) if last in _SIZED_SPLITS else None
             if sizes is not None:
                 # `x.split([d // 2] * 2)`: as many pieces as the list has sizes, however long `x` is; sizes read from
                 # this rank's data (`(idx[1:] - idx[:-1]).tolist()`) make as many pieces as that data says

@@ -37,7 +37,7 @@ from .runs import HelperRuns, records, runs_argument
 from .state import handoff, holder_key
 from .taint import (
     CLOCK, DATA, HOST, HOST_RANDOM, RANDOM, RANK, VALUE_FREE_ATTRS, Taint, extent_call, is_none_test as _is_none_test,
-    output_test_text,
+    output_test_text, setting_of_an_object,
 )
 
 __all__ = [
@@ -1735,8 +1735,8 @@ def _derived_source(
             if node.value in names and not (agreed is not None and agreed(node)):
                 return names[node.value]
             continue
-        elif kind is cst.Attribute and node.attr.value in VALUE_FREE_ATTRS:
-            continue
+        elif kind is cst.Attribute and (node.attr.value in VALUE_FREE_ATTRS or setting_of_an_object(node)):
+            continue  # (`model.args.n_epochs` of a model later loaded with a rank's best state: a setting still)
         elif kind is cst.Attribute and isinstance(node.value, cst.Name) and node.value.value == "self":
             source = names.get(f"self.{node.attr.value}")
             if source is not None:

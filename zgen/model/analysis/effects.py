@@ -39,6 +39,8 @@ __all__ = [
 REPLACED = " = nn.Parameter(...)"
 # Methods whose result shares the tensor's storage (called without arguments): an in-place op on it writes the tensor.
 _VIEWS = frozenset({"detach", "t", "squeeze", "unsqueeze"})
+# Views given a shape, sharing the parameter's storage: a write into one is a write into the parameter.
+_SHAPED_VIEWS = frozenset({"view", "view_as", "reshape", "flatten", "unflatten", "transpose", "permute"})
 _GUARD_CALLS = {"register_external_parameter", "GatheredParameters", "unregister_external_parameter"}
 _CHECK_CALLS = {"isinstance", "hasattr", "getattr", "id", "type", "callable", "setattr", "delattr"}
 
@@ -75,8 +77,9 @@ def usage(index: ModelIndex, flat: Flat, node: cst.CSTNode) -> tuple[str, str]:
         if called and (known.INPLACE_METHOD.match(attr) or attr == "materialize"):
             # (`materialize(shape)` gives a lazy layer's `UninitializedParameter` its storage: a write)
             return WRITE, f"{data}.{attr}()"
-        if called and attr in _VIEWS and not grand.args:
-            view_use, view_detail = usage(index, flat, grand)  # `p.detach().zero_()` writes through the view
+        if called and (attr in _VIEWS and not grand.args or attr in _SHAPED_VIEWS):
+            # `p.detach().zero_()`, `trunc_normal_(w.view([w.shape[0], -1]))`: written through the view
+            view_use, view_detail = usage(index, flat, grand)
             if view_use in (WRITE, INIT):
                 return view_use, f"{data}.{attr}(){view_detail}"
         return READ, f"{data}.{attr}"

@@ -742,6 +742,8 @@ def _whole_uses(
         whole_self = keeper if args and isinstance(args[0].value, cst.Name) and args[0].value.value == "self" else ""
         if qualified in known.DEEP_COPY and args:
             owner = holds(args[0].value)
+            if owner is not None and "." in owner and known.BUFFER_PART.search(owner):
+                owner = None  # `copy.deepcopy(model.buffer)`: a replay buffer or a registered tensor, no parameter
             if owner is not None or whole_self:
                 found.append(access(node, ctx, COPY, owner or "self", "copy.deepcopy", holder=whole_self))
         elif qualified == "torch.save" and args:
@@ -1157,9 +1159,14 @@ def _passes_on(index: ModelIndex, flat: Flat, value: cst.BaseExpression, holds) 
     if holds(value) is not None:
         return True
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in MOVES:
+        if isinstance(value.func.value, cst.Call):
+            return _passes_on(index, flat, value.func.value, holds)  # `TemporalAgent(agent).to(device)`
         return holds(value.func.value) is not None  # `G_AB = G_AB.cuda()`, `model = model.to(device)`: itself, moved
     if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None:
         return False
+    if holds(value.args[0].value) is not None and (call_name(value) or "")[:1].isupper() \
+            and classify(index, value, resolve=True)[0] == Kind.MODULE:
+        return True  # `TemporalAgent(agent)`: a module of the program built around the held one, its child
     if (call_name(value) or "").rsplit(".", 1)[-1] == "getattr":
         return len(value.args) == 3 and holds(value.args[2].value) is not None
     return returns_argument(index, flat, value) and holds(value.args[0].value) is not None

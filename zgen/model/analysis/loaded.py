@@ -29,7 +29,7 @@ from ..program.holds import (
 )
 from ..program.index import MethodInfo, ModelIndex, Snippet, memoised
 from ..program.members import class_named
-from ..program.tree import code_of, cst, dotted, walk
+from ..program.tree import call_name, code_of, cst, dotted, walk
 from .flow import Flat, flat_of, targets_of
 from .access import INIT, WRITE
 from .effects import DEEPCOPIES, READS, STATES, argument_effects, nested_defs, returns_argument, state_keys_only
@@ -44,7 +44,8 @@ __all__ = [
 @memoised
 def built_then_loaded(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]]:
     """(function, the `load_state_dict` call, the local) for each load into a model the same function built."""
-    return _built_then(index, (".load_state_dict(", "load_model(", "load_checkpoint_in_model("), _loaded, children=True)
+    texts = (".load_state_dict(", "load_model(", "load_checkpoint_in_model(", "Checkpointer(")
+    return _built_then(index, texts, _loaded, children=True)
 
 
 @memoised
@@ -333,7 +334,15 @@ def _loaded(index: ModelIndex, node: cst.Call) -> cst.BaseExpression | None:
     """The model `node` loads a state into (`model.load_state_dict(sd)`, safetensors' `load_model(model, path)`)."""
     if isinstance(node.func, cst.Attribute) and node.func.attr.value == "load_state_dict":
         return node.func.value
+    if isinstance(node.func, cst.Attribute) and node.func.attr.value in _CHECKPOINTER_LOADS:
+        made = node.func.value  # `DetectionCheckpointer(model, save_dir=d).resume_or_load(path)`: fvcore's
+        if isinstance(made, cst.Call) and (call_name(made) or "").endswith("Checkpointer") and made.args \
+                and made.args[0].keyword is None and not made.args[0].star:
+            return made.args[0].value  # checkpointers load the file into the model they were built over
     return _handed_first(index, node, known.STATE_LOADERS)
+
+
+_CHECKPOINTER_LOADS = frozenset({"load", "resume_or_load"})
 
 
 def _handed_first(index: ModelIndex, node: cst.Call, functions: frozenset[str]) -> cst.BaseExpression | None:

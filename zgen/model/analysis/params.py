@@ -331,6 +331,8 @@ class _Finder:
         # such as a ModelMixin registers none itself, but every subclass does).
         self.has_children = self.entry or bool(cls.container_kind) or any(
             m.kind in (Kind.MODULE, Kind.CONTAINER) and any(has_params(index, c) is not False for c in m.classes)
+            # (`self.net = backbone`: a model the caller built and handed in, named as one)
+            or m.kind == Kind.UNKNOWN and m.classes == (UNKNOWN_CLASS,) and known.module_like_name(m.name)
             for m in self.members.values()
         )
 
@@ -642,9 +644,14 @@ class _Finder:
         local = _bound_to_parameter(self.flat, node, path.parts[-1])
         if local is not None and found.use == READ and not found.op:
             self.param_locals[local] = found
-        elif found.use == READ and (view := _viewed_as(self.flat, node)) is not None:
+        elif found.use == READ and (view := _viewed_as(self.flat, _storage_of(self.flat, node))) is not None:
             # `b = mi.bias.view(na, -1)` ... `b.data[:, 4] += d`: the storage
             local = _bound_to_parameter(self.flat, view, path.parts[-1])
+            if local is not None:
+                self.param_locals[local] = found
+        elif found.use == READ and (storage := _storage_of(self.flat, node)) is not node:
+            # `w = self.embeds[i].proj.weight.data` ... `trunc_normal_(w.view(...))`: the storage, written through it
+            local = _bound_to_parameter(self.flat, storage, path.parts[-1])
             if local is not None:
                 self.param_locals[local] = found
         return [found]
@@ -1196,16 +1203,32 @@ def _bound_to_parameter(flat: Flat, node: cst.BaseExpression, param: str) -> str
         return None
     for holder in _other_bindings(flat, target):
         binding = flat.parent.get(id(holder)) if isinstance(holder, cst.AssignTarget) else None
-        if not (type(binding) is cst.Assign and len(binding.targets) == 1 and _takes_parameter(binding.value, param)):
-            return None
+        if not (type(binding) is cst.Assign and len(binding.targets) == 1 and (
+                _takes_parameter(binding.value, param) or _storage_binding(binding.value))):
+            return None  # (`w = self.proj_weights[i].data` in the other branch: a storage too, read as its own)
     return target.value
 
 
 def _takes_parameter(value: cst.BaseExpression, param: str) -> bool:
-    """Is `value` an attribute named `param` (`conv.bias`) or a view of one (`conv.bias.view(1, -1)`)?"""
+    """Is `value` an attribute named `param` (`conv.bias`), its storage (`conv.bias.data`) or a view of either
+    (`conv.bias.view(1, -1)`)?"""
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _VIEWS:
         value = value.func.value
+    if isinstance(value, cst.Attribute) and value.attr.value == "data":
+        value = value.value
     return isinstance(value, cst.Attribute) and value.attr.value == param
+
+
+def _storage_binding(value: cst.BaseExpression) -> bool:
+    """Is `value` the storage of some tensor (`self.proj_weights[i].data`)?"""
+    return isinstance(value, cst.Attribute) and value.attr.value == "data"
+
+
+def _storage_of(flat: Flat, node: cst.BaseExpression) -> cst.BaseExpression:
+    """`p.data` for the parameter `p` (the storage the parameter holds, written through it), else `p` itself."""
+    parent = flat.parent.get(id(node))
+    stored = isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "data"
+    return parent if stored else node
 
 
 def _set_elsewhere(cls: ClassInfo, name: str) -> bool:

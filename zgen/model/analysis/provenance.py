@@ -1293,7 +1293,8 @@ class _Engine:
         if holder is not None:  # `copy.deepcopy(agent)`, `torch.save(self)` in a plain class keeping a built model
             self._access(run, call, ctx, COPY if copies else STATE, "", Via(Reach.MODULE, qualified if copies else name),
                          code_of(args[0].value), holder=holder.cls)
-        if copies and _model(first) is not None and not _is_self(args[0].value):
+        if copies and _model(first) is not None and not _is_self(args[0].value) \
+                and not known.BUFFER_PART.search(code_of(args[0].value)):  # (`deepcopy(model.buffer)`: data)
             whole(COPY, args[0].value, "copy.deepcopy")
         elif pickles and _model(first) is not None:
             whole(STATE, args[0].value, qualified if qualified in known.PICKLERS else name)

@@ -37,7 +37,7 @@ from .state import (
 __all__ = [
     "RANK", "RANDOM", "HOST_RANDOM", "DATA", "HOST", "CLOCK", "ITEM_COUNTS", "Taint", "rank_attrs", "random_function", "draw_kind",
     "draw_trigger", "draws_in", "extent_exit_text", "CALLED_IN_IF", "VALUE_FREE_ATTRS", "is_none_test", "presence_helpers", "agreeing", "handed_parameters", "own_state",
-    "output_test_text", "rank_decorator", "VALUE_REDUCTIONS", "stored_sample_text",
+    "output_test_text", "rank_decorator", "VALUE_REDUCTIONS", "stored_sample_text", "setting_of_an_object",
 ]
 
 RANK = "rank"
@@ -95,6 +95,19 @@ def _filled(node: cst.CSTNode, local: set[str]) -> tuple[list[cst.CSTNode], cst.
 def _moves() -> frozenset[type]:
     """The node types taint flows through (`Taint`): bindings and calls."""
     return frozenset({cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.Call})
+
+
+# The settings an object carries (`model.args`, `trainer.cfg`, `agent.hparams`): fixed when it was built, the same on
+# every rank, whatever data the object was handed or loaded since.
+_SETTINGS = re.compile(r"args|cfg|config|conf|opts?|h?params|hyper_?params|settings")
+
+
+def setting_of_an_object(node: cst.Attribute) -> bool:
+    """Is `node` a field of the settings a local object carries (`model.args.n_epochs`, not `self.args.x`, whose
+    writes this analysis follows itself)?"""
+    held = node.value
+    return isinstance(held, cst.Attribute) and _SETTINGS.fullmatch(held.attr.value) is not None \
+        and isinstance(held.value, cst.Name) and held.value.value != "self"
 
 
 class Taint:
@@ -290,9 +303,10 @@ class Taint:
         ) | batches if self.inputs else frozenset()  # (a batch's `len()` is how many samples this rank holds)
         # `t = x.shape[1]`, `_, t = x.shape[:2]`, `n = len(tokens)`: locals holding an extent of what this call was
         # given (a tensor's length along a dimension, how many values a list holds)
+        counts = _sample_count_lists(flat, self.inputs) if self.inputs else frozenset()
         self.extents = frozenset(
             name for node, _ctx in flat.nodes if type(node) is cst.Assign
-            for name in _extent_names(node, self.inputs, self.valued)
+            for name in _extent_names(node, self.inputs, self.valued, counts)
         ) if self.inputs else frozenset()
         # the tests of such extents, as their text: they decide an early exit, not which branch runs (`extent_only`)
         self._extent_tests: set[str] = set()
@@ -845,6 +859,8 @@ class Taint:
                         _merge_into(found, names[field])
                     stack.append(given)
                     continue
+                if setting_of_an_object(node):
+                    continue  # `model.args.n_epochs`: a setting the object was built with, whatever it was handed since
                 stack.append(node.value)  # (the attribute's name is no variable: `output.metrics` reads no `metrics`)
                 continue
             elif kind is cst.Subscript:
@@ -2148,8 +2164,15 @@ def extent_exit_text(text: str) -> bool:
 
 
 def _extent_locals(text: str) -> set[str]:
-    """The names `_EXTENT_LOCAL` binds in `text` (matched on the lines that read an extent alone: `line_matches`)."""
-    return {w for m in line_matches(_EXTENT_LOCAL, text, _EXTENT_READ) for w in re.findall(r"\w+", m.group(1))}
+    """The names `_EXTENT_LOCAL` binds in `text` (matched on the lines that read an extent alone: `line_matches`),
+    and those bound to the most or least of one (`max_gt_num = max(num_gts)` for `num_gts = [len(t) for t in xs]`)."""
+    bound = {w for m in line_matches(_EXTENT_LOCAL, text, _EXTENT_READ) for w in re.findall(r"\w+", m.group(1))}
+    if bound and ("max(" in text or "min(" in text):
+        bound |= {m.group(1) for m in _MOST_OF_LOCAL.finditer(text) if m.group(2) in bound}
+    return bound
+
+
+_MOST_OF_LOCAL = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*(?:max|min)\((\w+)\)[ \t]*$", re.M)
 
 
 def output_test_text(text: str) -> bool:
@@ -3314,9 +3337,12 @@ def _input_extent(value: cst.BaseExpression, inputs: frozenset[str]) -> bool:
     return isinstance(index, (cst.Integer, cst.UnaryOperation)) and isinstance(owner, cst.Name) and owner.value in inputs
 
 
-def _extent_names(node: cst.Assign, inputs: frozenset[str], valued: frozenset[str]) -> list[str]:
+def _extent_names(
+    node: cst.Assign, inputs: frozenset[str], valued: frozenset[str], counts: frozenset[str] = frozenset()
+) -> list[str]:
     """The names `t = x.shape[1]`, `_, t = x.shape[:2]`, `b, t, d = x.size()`, `n = len(tokens)` bind to an extent of
-    an argument (not the first of an unpacked shape: the batch size)."""
+    an argument (not the first of an unpacked shape: the batch size), and `m = max(num_gts)` to the most (or least) of
+    the per-sample counts of one (`counts`: `num_gts = [len(t["labels"]) for t in targets]`)."""
     value, found = node.value, []
     for target in node.targets:
         target = target.target
@@ -3325,7 +3351,7 @@ def _extent_names(node: cst.Assign, inputs: frozenset[str], valued: frozenset[st
                 isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "len"
                 and len(value.args) == 1 and isinstance(value.args[0].value, cst.Name)
                 and value.args[0].value.value in valued
-            ):
+            ) or _most_per_sample(value, inputs, counts):
                 found.append(target.value)
         elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, cst.Tuple) and not isinstance(
             value.elements[0] if value.elements else None, cst.StarredElement
@@ -3347,6 +3373,41 @@ def _extent_names(node: cst.Assign, inputs: frozenset[str], valued: frozenset[st
                 if shape.value.value in inputs:
                     found += [e.value.value for e in elements[1:] if isinstance(e.value, cst.Name)]
     return found
+
+
+def _sample_count_lists(flat: Flat, inputs: frozenset[str]) -> frozenset[str]:
+    """Locals bound to the count of a field of each sample of an input (`num_gts = [len(t["labels"]) for t in
+    targets]`: how many boxes each image of this rank's batch holds)."""
+    return frozenset(
+        node.targets[0].target.value for node, _ctx in flat.nodes
+        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)
+        and _per_sample_counts(node.value, inputs)
+    )
+
+
+def _per_sample_counts(value: cst.BaseExpression, inputs: frozenset[str]) -> bool:
+    """`[len(t["labels"]) for t in targets]`, `(len(s.boxes) for s in samples)`: a field's length per sample of an
+    input."""
+    if not isinstance(value, (cst.ListComp, cst.GeneratorExp)) or value.for_in.inner_for_in is not None:
+        return False
+    loop, elt = value.for_in, value.elt
+    if not (isinstance(loop.iter, cst.Name) and loop.iter.value in inputs and isinstance(loop.target, cst.Name)):
+        return False
+    if not (isinstance(elt, cst.Call) and isinstance(elt.func, cst.Name) and elt.func.value == "len" and elt.args):
+        return False
+    field = elt.args[0].value
+    return isinstance(field, (cst.Subscript, cst.Attribute)) and chain_root(field) is not field and isinstance(
+        root := chain_root(field), cst.Name) and root.value == loop.target.value
+
+
+def _most_per_sample(value: cst.BaseExpression, inputs: frozenset[str], counts: frozenset[str]) -> bool:
+    """`max(num_gts)`, `max(len(t["labels"]) for t in targets)`: the most (or least) of the per-sample counts of an
+    input: zero when no sample of this rank's batch holds any."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("max", "min")
+            and len(value.args) == 1):
+        return False
+    given = value.args[0].value
+    return isinstance(given, cst.Name) and given.value in counts or _per_sample_counts(given, inputs)
 
 
 def _starred_shape(

@@ -536,11 +536,19 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
     builders: dict[str, tuple[ModelIndex, ClassInfo]] = {}  # `asm = Assembler(d)`: locals bound to plain objects
     class_defaults = _class_defaults(function)
     imported_by_name: set[str] = set()  # `model = importlib.import_module(args.model)`
+    made_by: dict[str, cst.Call] = {}  # those locals -> the construction
     for node in walk(function.body):
         if type(node) is cst.Assign and isinstance(node.value, cst.Call) \
                 and isinstance(node.targets[0].target, cst.Name) \
                 and (call_name(node.value) or "").rsplit(".", 1)[-1] == "import_module":
             imported_by_name.add(node.targets[0].target.value)
+        if type(node) is cst.Assign and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                and isinstance(node.value, cst.Attribute) and isinstance(node.value.value, cst.Name) \
+                and (holder := node.value.value.value) in builders \
+                and node.value.attr.value in held_attributes(*builders[holder]):
+            # `policy = agent.policy` of `agent = MineRLAgent(env)`, whose constructor built the model it holds
+            found.setdefault(node.targets[0].target.value, made_by[holder])
+            continue
         if isinstance(node, cst.AnnAssign) and isinstance(node.value, cst.Call):
             target = node.target  # `model: nn.Module = GPT(vocab_size=v).cuda()`
             named = class_named(index, dotted(node.annotation.annotation) or "")
@@ -555,6 +563,7 @@ def constructed_models(index: ModelIndex, function: cst.FunctionDef, owner: Clas
                 found.setdefault(target.value, node.value)  # `model = tp.cast(ANI, asm.assemble(8))`
                 continue
             builders[target.value] = made  # type: ignore[assignment]
+            made_by[target.value] = node.value
         if isinstance(target, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in target.elements):
             # `net, opt = make_pair(cfg)`: what the function returns, position by position
             made = classify_unpacked(index, node.value, len(target.elements), owner)
@@ -1046,6 +1055,26 @@ def held_attributes(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, .
     return _held_and_wrapped(index, cls)[0]
 
 
+def _keyword_model(func: cst.FunctionDef, value: cst.BaseExpression) -> bool:
+    """`kwargs["model"]`, `kwargs.get("model")`, `kwargs.pop("model").to(device)`: the entry, named as modules are, of
+    the keyword arguments `func` collects (`def __init__(self, *args, **kwargs)`)."""
+    star = func.params.star_kwarg
+    if star is None:
+        return False
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in MOVES:
+        value = value.func.value  # `.to(device)`, `.cuda()`: the module itself
+    key = None
+    if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index):
+        held, key = value.value, value.slice[0].slice.value
+    elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in (
+            "get", "pop") and value.args:
+        held, key = value.func.value, value.args[0].value
+    else:
+        return False
+    return isinstance(held, cst.Name) and held.value == star.name.value and isinstance(key, cst.SimpleString) \
+        and module_like_name(key.evaluated_value)
+
+
 def model_containers(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
     """Attributes built in `__init__` as a container of models -> the models' classes: a `ModuleList`, a
     `ModuleDict` or a dict of them (also `held_attributes`), a plain list or tuple of them (`[Critic(d) for _ in
@@ -1169,6 +1198,9 @@ def _held_and_wrapped(
                 if not classes and not cls.is_module and _loaded_by_own_method(cls, part) \
                         and module_like_name(path.parts[0]):
                     classes = ("<unknown>",)  # `self.model = self.load_model(name, params)` of a plain wrapper
+                if not classes and built_here and not cls.is_module and module_like_name(path.parts[0]) \
+                        and _keyword_model(node, part):
+                    classes = ("<unknown>",)  # `self.model = kwargs["model"].to(device)`: a model handed by keyword
                 if classes:
                     found.setdefault(path.parts[0], classes)
     for name, classes in by_use.items():

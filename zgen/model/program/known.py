@@ -25,6 +25,7 @@ __all__ = [
     "NOT_A_MODULE",
     "COUNT_OR_FACTORY",
     "module_like_name",
+    "BUFFER_PART",
     "MODULE_GROUPINGS",
     "CLONING_STACKS",
     "TORCH_PARAMS",
@@ -138,6 +139,10 @@ def module_like_name(name: str) -> bool:
     """Is `name` how a module is usually named (`decoder_layer`, `backbone`, `policy`), not a config or a size?"""
     return bool(MODULE_WORD.search(name)) and not NOT_A_MODULE.search(name) and not COUNT_OR_FACTORY.search(name)
 
+
+# A part of a model named as a store of tensors (`model.buffer`, `agent.replay_buffer`): what a copy of it duplicates is
+# data, not the model's parameters.
+BUFFER_PART = re.compile(r"(?:^|[._])buffers?$")
 
 # Buffers torch.nn's batch norms register (their running statistics): ZeRO-3 partitions parameters, never
 # buffers, so a read or write of one is no hazard anywhere.
@@ -346,6 +351,7 @@ PYTHON_BUILTINS = frozenset(dir(builtins))
 # save its state to one (safetensors' `load_file` / `save_file` take tensors, not a module).
 STATE_LOADERS = frozenset({
     "safetensors.torch.load_model", "accelerate.load_checkpoint_in_model", "accelerate.utils.load_checkpoint_in_model",
+    "transformers.modeling_utils.load_sharded_checkpoint", "transformers.load_sharded_checkpoint",
 })
 STATE_SAVERS = frozenset({"safetensors.torch.save_model"})
 # Modules whose `load` reads a file into plain values (`torch.load(path)`, `json.load(f)`), not a model.

@@ -1253,6 +1253,8 @@ class _FactsReader:
                 return self.locals[value.value]
             if value.value in self.literal_params or value.value in self.index.skeleton.functions:
                 return Kind.VALUE, ()  # `aggregate="sum"`: a setting; `fn = _sum_reduce`: a function of the file
+            if value.value in self.params and _LOSS_PARAM.match(value.value):
+                return Kind.VALUE, ()  # `self.loss = loss`: a criterion handed in (`F.cross_entropy`), no parameters
             return Kind.UNKNOWN, (UNKNOWN_CLASS,)
         if isinstance(value, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)):
             classes = self._elements(value)
@@ -1779,6 +1781,11 @@ _MODEL_CONSTRUCTOR_PARAM = re.compile(
     r"^(?:base_)?(?:encoder|backbone|model|net|network|arch)(?:_(?:fn|cls|class|builder))?$"
 )
 _LAYER_PARAM = re.compile(r"(?:^|_)(?:layer|block|module|cls|class|norm|act)(?:_(?:fn|cls|class|type|factory))?$")
+
+
+# A parameter named as a criterion is (`loss`, `criterion`, `loss_fn`, `recon_loss_func`): what a model is handed
+# to score its outputs, a function or a torch loss, which owns no parameter to gather.
+_LOSS_PARAM = re.compile(r"(?:\w+_)?(?:loss|criterion)(?:_?fn|_func(?:tion)?)?$")
 
 
 def _negative_literal(node: cst.CSTNode | None) -> bool:

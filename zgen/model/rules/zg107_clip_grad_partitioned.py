@@ -14,7 +14,7 @@ from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, bound_here, global_models, module_code_scope, script_scopes
 from ..program import known
 from ..program.index import ModelIndex
-from ..program.tree import code_of, cst, dotted, walk
+from ..program.tree import call_name, code_of, cst, dotted, walk
 from .rule import Report, Rule
 
 class ClipGradPartitioned(Rule):
@@ -240,6 +240,20 @@ def _built_model_clipped(scope, params: cst.BaseExpression | None) -> tuple[str,
     return root.value, "at the top of this script"
 
 
+def _spent_generator(flat, name: str, value: cst.BaseExpression) -> bool:
+    """Is `name` bound to a bare generator of parameters (`params = model.parameters()`, not a list of them) that a
+    call walked before the clip (`Adam(params, lr=lr)`)? Then the generator is spent: the clip gets no parameter."""
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in ("parameters", "named_parameters")):
+        return False
+    uses = [node for node, _ctx in flat.nodes if type(node) is cst.Name and node.value == name]
+    handed = [u for u in uses if isinstance(flat.parent.get(id(u)), cst.Arg)]
+    if len(handed) < 2 or len(uses) != len(handed) + 1:
+        return False  # (bound once, then handed to two calls in turn)
+    first = flat.parent.get(id(flat.parent.get(id(handed[0]))))
+    return isinstance(first, cst.Call) and "clip" not in (call_name(first) or "")
+
+
 def _built_model_listed(scope, name: str) -> tuple[str, str] | None:
     """A local or global `name` bound once to a list that holds the `.parameters()` of a model the code built
     (`params = list(model.parameters()) + list(criterion.parameters())` at the top of a script whose `train()`
@@ -252,6 +266,8 @@ def _built_model_listed(scope, name: str) -> tuple[str, str] | None:
     values = local_bindings(home.flat).get(name, [])
     if len(values) != 1:
         return None
+    if home is scope and _spent_generator(scope.flat, name, values[0]):
+        return None  # `params = model.parameters()` handed to the optimizer first: the clip walks an empty generator
     for node in walk(values[0]):
         if type(node) is cst.Call and isinstance(node.func, cst.Attribute) and node.func.attr.value == "parameters":
             built = _built_model_clipped(home, node)

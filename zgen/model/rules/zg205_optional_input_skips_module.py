@@ -14,7 +14,7 @@ from ..analysis.callers import optional_inputs, structural_inputs
 from ..analysis.calls import ModuleCalls, follow
 from ..analysis.divergence import NOT_RUNS
 from ..analysis.script import method_runs
-from ..analysis.reach import duck_instances
+from ..analysis.reach import duck_instances, function_target
 from ..analysis.taint import presence_helpers
 from ..analysis.flow import Flat
 from ..analysis.instances import attribute_classes
@@ -1532,17 +1532,24 @@ class _Runs:
         return bool(_data_names(value) & self.carriers.get(id(call), self.inputs))
 
     def _handed(self, call: ast.Call, name: str) -> set[str]:
-        """`aux_loss(self, x)`: a function of the file handed this module that runs it."""
-        info = self.index.function_info(name)
+        """`aux_loss(self, x)`: a function of the file handed this module that runs it; and `auto_grad_checkpoint(
+        self.blocks[i], x)`, a function of this file or another handed a submodule that it runs: that submodule."""
+        info = function_target(self.index, name) if "self" in (a.id for a in call.args if isinstance(a, ast.Name)) \
+            or any(self_path(a) for a in call.args) else None
         if info is None or info.node is None:
             return set()
-        params = ast_function(info)
-        names = [a.arg for a in (*params.args.posonlyargs, *params.args.args)] if params is not None else []
-        for position, arg in enumerate(call.args):
-            if isinstance(arg, ast.Name) and arg.id == "self" and position < len(names):
-                if runs_argument(self.index, name, names[position], (self.cls.name,)):
+        names = [p.name.value for p in (*info.node.params.posonly_params, *info.node.params.params)]
+        found: set[str] = set()
+        for position, arg in enumerate(call.args[:len(names)]):
+            if isinstance(arg, ast.Starred):
+                break
+            if isinstance(arg, ast.Name) and arg.id == "self":
+                classes = (self.cls.name,) if info.index is self.index else (UNKNOWN_CLASS,)
+                if runs_argument(info.index, info.name, names[position], classes):
                     return {f"{name}()"}
-        return set()
+            elif self_path(arg) and runs_argument(info.index, info.name, names[position], (UNKNOWN_CLASS,)):
+                found |= self._call(ast.Call(func=arg, args=[], keywords=[]))
+        return found
 
 
 def _pairs(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr]]:

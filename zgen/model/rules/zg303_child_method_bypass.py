@@ -14,7 +14,8 @@ from ..analysis.calls import ModuleCalls, handed_read
 from ..analysis.flow import flat_of, loop_items, mapping_walked
 from ..analysis.divergence import NOT_RUNS
 from ..analysis.own import (
-    answering_classes, calls_child_method, imported_module_methods, method_uses, package_module_methods, uses_self_whole,
+    answering_classes, calls_child_method, imported_module_methods, method_uses, package_module_classes,
+    package_module_methods, uses_self_whole,
 )
 from ..analysis.effects import CALLS, argument_effects, runs_argument_methods
 from ..analysis.handed import outside_functions
@@ -32,7 +33,7 @@ from ..program import known
 from ..program.holds import averaged_attributes, held_attributes, held_path_classes, module_arguments, reached_models
 from ..program.tree import access_path
 from ..program.index import ClassInfo, MethodInfo, ModelIndex, entry_name, memoised, registered_names
-from ..program.members import UNKNOWN_CLASS, Kind, facts_of, generic_module
+from ..program.members import UNKNOWN_CLASS, Kind, creates_parameters, facts_of, generic_module
 from ..program.tree import call_name, code_of, cst, walk
 from ..program.trigger import line_matches
 from .rule import Report, Rule
@@ -242,7 +243,8 @@ class Quantiser(nn.Module):
                 if not classes and isinstance(target, cst.Name) and method.node is not None:
                     if target.value in module_arguments(index, method.node):
                         classes = (UNKNOWN_CLASS,)  # `def p_sample_loop(self, unet, ...)`: a module handed in
-                if name in known.FORWARD_PARTS and _unreadable(index, classes):
+                if name in known.FORWARD_PARTS and _unreadable(index, classes) \
+                        and not _parts_of_plain_holders(index, name):
                     # a model of a class we cannot read (a registry or hub builder, handed in) run only by the
                     # parts of its forward: those compute with its own top-level parameters, no hook of it runs
                     message = (
@@ -746,6 +748,14 @@ def _registry_built(index: ModelIndex, cls: ClassInfo, target: cst.BaseExpressio
             if callee.rsplit(".", 1)[-1] in known.MODEL_BUILDERS or index.qualify(callee) in known.MODEL_BUILDERS_QUALIFIED:
                 return True
     return False
+
+
+def _parts_of_plain_holders(index: ModelIndex, name: str) -> bool:
+    """Do the module classes of the package that define method `name` (`forward_features` of the pixel decoders a
+    registry builds) all register no parameter of their own? Then the part runs only children, each through its own
+    hooks, whichever of them the registry built."""
+    found = [found for ref in package_module_classes(index, name) if (found := index.external(ref)) is not None]
+    return bool(found) and not any(creates_parameters(owner, cls) for owner, cls in found)
 
 
 def _unreadable(index: ModelIndex, classes: tuple[str, ...] | None) -> bool:
