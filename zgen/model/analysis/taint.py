@@ -303,7 +303,8 @@ class Taint:
         ) | batches if self.inputs else frozenset()  # (a batch's `len()` is how many samples this rank holds)
         # `t = x.shape[1]`, `_, t = x.shape[:2]`, `n = len(tokens)`: locals holding an extent of what this call was
         # given (a tensor's length along a dimension, how many values a list holds)
-        counts = _sample_count_lists(flat, self.inputs) if self.inputs else frozenset()
+        # (`num_gts = [len(t["labels"]) for t in targets]`: read once, at the first `max(num_gts)`)
+        counts = functools.cache(lambda: _sample_count_lists(flat, self.inputs))
         self.extents = frozenset(
             name for node, _ctx in flat.nodes if type(node) is cst.Assign
             for name in _extent_names(node, self.inputs, self.valued, counts)
@@ -3338,11 +3339,12 @@ def _input_extent(value: cst.BaseExpression, inputs: frozenset[str]) -> bool:
 
 
 def _extent_names(
-    node: cst.Assign, inputs: frozenset[str], valued: frozenset[str], counts: frozenset[str] = frozenset()
+    node: cst.Assign, inputs: frozenset[str], valued: frozenset[str],
+    counts: Callable[[], frozenset[str]] = frozenset,
 ) -> list[str]:
     """The names `t = x.shape[1]`, `_, t = x.shape[:2]`, `b, t, d = x.size()`, `n = len(tokens)` bind to an extent of
     an argument (not the first of an unpacked shape: the batch size), and `m = max(num_gts)` to the most (or least) of
-    the per-sample counts of one (`counts`: `num_gts = [len(t["labels"]) for t in targets]`)."""
+    the per-sample counts of one (`counts()`: `num_gts = [len(t["labels"]) for t in targets]`)."""
     value, found = node.value, []
     for target in node.targets:
         target = target.target
@@ -3400,14 +3402,14 @@ def _per_sample_counts(value: cst.BaseExpression, inputs: frozenset[str]) -> boo
         root := chain_root(field), cst.Name) and root.value == loop.target.value
 
 
-def _most_per_sample(value: cst.BaseExpression, inputs: frozenset[str], counts: frozenset[str]) -> bool:
+def _most_per_sample(value: cst.BaseExpression, inputs: frozenset[str], counts: Callable[[], frozenset[str]]) -> bool:
     """`max(num_gts)`, `max(len(t["labels"]) for t in targets)`: the most (or least) of the per-sample counts of an
     input: zero when no sample of this rank's batch holds any."""
     if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("max", "min")
             and len(value.args) == 1):
         return False
     given = value.args[0].value
-    return isinstance(given, cst.Name) and given.value in counts or _per_sample_counts(given, inputs)
+    return isinstance(given, cst.Name) and given.value in counts() or _per_sample_counts(given, inputs)
 
 
 def _starred_shape(

@@ -1071,8 +1071,10 @@ def _keyword_model(func: cst.FunctionDef, value: cst.BaseExpression) -> bool:
         held, key = value.func.value, value.args[0].value
     else:
         return False
-    return isinstance(held, cst.Name) and held.value == star.name.value and isinstance(key, cst.SimpleString) \
-        and module_like_name(key.evaluated_value)
+    if not (isinstance(held, cst.Name) and held.value == star.name.value and isinstance(key, cst.SimpleString)):
+        return False
+    name = key.evaluated_value
+    return isinstance(name, str) and module_like_name(name)
 
 
 def model_containers(index: ModelIndex, cls: ClassInfo) -> dict[str, tuple[str, ...]]:
