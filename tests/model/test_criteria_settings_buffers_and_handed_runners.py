@@ -399,3 +399,64 @@ def test_a_module_of_the_program_built_around_a_handed_model_holds_its_parameter
     """
     findings = found_in_package(tmp_path, {"agents.py": agents, "ppo.py": script}, "ppo.py", prefix="ZG107")
     assert findings == [("ZG107", 13)]
+
+
+def test_a_model_of_a_class_that_inherits_its_constructor_from_another_file_is_built(tmp_path: Path) -> None:
+    utils = """
+    import torch.nn as nn
+
+
+    class SimpleSegmentationModel(nn.Module):
+        def __init__(self, backbone, classifier):
+            super().__init__()
+            self.backbone = backbone
+            self.classifier = classifier
+
+        def forward(self, x):
+            return self.classifier(self.backbone(x))
+    """
+    deeplab = """
+    from .utils import SimpleSegmentationModel
+
+
+    class DeepLabV3(SimpleSegmentationModel):
+        pass
+    """
+    script = """
+    import torch
+
+    from . import deeplab
+
+
+    def main(opts):
+        model = deeplab.__dict__[opts.model](backbone=None, classifier=None)
+        torch.save({"model_state": model.state_dict()}, opts.out)
+    """
+    files = {"utils.py": utils, "deeplab.py": deeplab, "main.py": script}
+    assert ("ZG108", 9) in found_in_package(tmp_path, files, "main.py", prefix="ZG108")
+
+
+def test_the_networks_a_pix2pix_style_model_looks_up_by_name_are_models(tmp_path: Path) -> None:
+    source = """
+    import os
+
+    import torch
+
+
+    class BaseModel:
+        def __init__(self, opt):
+            self.opt = opt
+            self.model_names = []
+
+        def save_networks(self, epoch):
+            for name in self.model_names:
+                net = getattr(self, "net" + name)
+                torch.save(net.module.cpu().state_dict(), os.path.join(self.opt.dir, f"{epoch}_{name}.pth"))
+
+        def save_options(self):
+            for name in self.model_names:
+                option = getattr(self, "opt_" + name)
+                torch.save(option.state_dict(), name)
+    """
+    findings = found(write_package(tmp_path, {"base_model.py": source}) / "base_model.py", "ZG108")
+    assert findings == [("ZG108", 15)]  # `opt_` names settings, not a network

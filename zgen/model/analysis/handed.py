@@ -170,7 +170,8 @@ def _outside(index: ModelIndex) -> tuple[list[ParamAccess], list[ParamAccess]]:
             handed += _handed_uses(index, scope, set(held.models), held.iterables | kept_lists, paths, constructing)
         lists = held_parameter_lists(index, cls) if whole and cls is not None else frozenset()
         kept = cls is not None and bool(held_containers(index, cls) or module_properties(index, cls))
-        if whole and (held.models or lists or kept or "param_groups" in text or "clip_grad" in text):
+        if whole and (held.models or lists or kept or "param_groups" in text or "clip_grad" in text
+                      or cls is not None and _names_a_member(text)):
             handed += _whole_uses(index, scope, cls, held.models, lists, clip_arguments=True)
         if held.walked:
             built += _walked_uses(index, scope, held.walked)
@@ -591,6 +592,11 @@ def _whole_uses(
         name = dotted(expr)
         if name is None and type(expr) is cst.Call and not expr.args and dotted(expr.func) in getters:
             return code_of(expr)  # `deepcopy(self.getOriginalG())`: the model the getter hands back
+        if name is None and type(expr) is cst.Call and cls is not None and _named_member(expr):
+            return code_of(expr)  # `getattr(self, "net" + name)`: one of the networks the object keeps by name
+        if name is None and type(expr) is cst.Call and isinstance(expr.func, cst.Attribute) \
+                and expr.func.attr.value in MOVES and (moved := holds(expr.func.value, whole_only)) is not None:
+            return moved  # `net.module.cpu()`: the module itself, moved
         if name in listed:
             return listed[name]
         if isinstance(expr, (cst.ListComp, cst.GeneratorExp)) and expr.for_in.inner_for_in is None:
@@ -1114,6 +1120,30 @@ def _getter_methods(cls: ClassInfo) -> list[tuple[str, list[cst.BaseExpression]]
 def _items_of(iterable: cst.BaseExpression, containers: set[str]) -> bool:
     """Does a loop take the items of a container of modules (`self.nets`, `.values()`, `.items()`)?"""
     return dotted(mapping_walked(same_items(iterable))) in containers
+
+
+def _names_a_member(text: str) -> bool:
+    """Text pre-filter of `_named_member`: `getattr(self, "net" + name)` with a prefix named as modules are."""
+    return "getattr(" in text and any(known.module_like_name(m.group(1)) for m in _NAMED_MEMBER.finditer(text))
+
+
+_NAMED_MEMBER = re.compile(r"getattr\(\s*self\s*,\s*f?[\"'](\w+)")
+
+
+def _named_member(call: cst.Call) -> bool:
+    """`getattr(self, "net" + name)`, `getattr(self, f"net{name}")`: an attribute of `self` looked up by a name that
+    starts as modules are named (the networks of a pix2pix-style model, `netG`, `netD`, kept under `model_names`)."""
+    if call_name(call) != "getattr" or len(call.args) != 2 or dotted(call.args[0].value) != "self":
+        return False
+    key = call.args[1].value
+    if isinstance(key, cst.BinaryOperation) and isinstance(key.operator, cst.Add):
+        key = key.left
+    elif isinstance(key, cst.FormattedString) and key.parts and isinstance(key.parts[0], cst.FormattedStringText):
+        return known.module_like_name(key.parts[0].value)
+    if not isinstance(key, cst.SimpleString):
+        return False
+    prefix = key.evaluated_value
+    return isinstance(prefix, str) and known.module_like_name(prefix)
 
 
 def _child_of(name: str | None, held: set[str]) -> str | None:

@@ -588,6 +588,10 @@ def _local_has_params(index: ModelIndex, cls: ClassInfo) -> bool | None:
                 answers.append(answer)
         elif index.is_module_base(qualified):
             answers.append(has_params(index, qualified) if index.external(qualified) else None)
+    if not text:
+        # no constructor of its own or of an in-file base (`class DeepLabV3(_SimpleSegmentationModel): pass`): what the
+        # base of another file builds, or is handed, is its
+        answers += [has_params(other, base.name) for other, base in cls.external_bases if base.is_module]
     if True in answers or _hands_a_layer_class(index, text):
         return True
     if None in answers or _holds_given_module(index, cls):
