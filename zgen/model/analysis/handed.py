@@ -1136,13 +1136,12 @@ def _named_member(call: cst.Call) -> bool:
     if call_name(call) != "getattr" or len(call.args) != 2 or dotted(call.args[0].value) != "self":
         return False
     key = call.args[1].value
-    if isinstance(key, cst.BinaryOperation) and isinstance(key.operator, cst.Add):
-        key = key.left
-    elif isinstance(key, cst.FormattedString) and key.parts and isinstance(key.parts[0], cst.FormattedStringText):
+    if isinstance(key, cst.FormattedString) and key.parts and isinstance(key.parts[0], cst.FormattedStringText):
         return known.module_like_name(key.parts[0].value)
-    if not isinstance(key, cst.SimpleString):
-        return False
-    prefix = key.evaluated_value
+    if not (isinstance(key, cst.BinaryOperation) and isinstance(key.operator, cst.Add)
+            and isinstance(key.left, cst.SimpleString)):
+        return False  # (a whole name, `getattr(self, "netG")`, is that attribute: read as such elsewhere)
+    prefix = key.left.evaluated_value
     return isinstance(prefix, str) and known.module_like_name(prefix)
 
 
