@@ -304,7 +304,13 @@ class Taint:
         # `t = x.shape[1]`, `_, t = x.shape[:2]`, `n = len(tokens)`: locals holding an extent of what this call was
         # given (a tensor's length along a dimension, how many values a list holds)
         # (`num_gts = [len(t["labels"]) for t in targets]`: read once, at the first `max(num_gts)`)
-        counts = functools.cache(lambda: _sample_count_lists(flat, self.inputs))
+        lists: list[frozenset[str]] = []
+
+        def counts() -> frozenset[str]:
+            if not lists:
+                lists.append(_sample_count_lists(flat, self.inputs))
+            return lists[0]
+
         self.extents = frozenset(
             name for node, _ctx in flat.nodes if type(node) is cst.Assign
             for name in _extent_names(node, self.inputs, self.valued, counts)
