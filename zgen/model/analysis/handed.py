@@ -1188,9 +1188,9 @@ def _passes_on(index: ModelIndex, flat: Flat, value: cst.BaseExpression, holds) 
     if holds(value) is not None:
         return True
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in MOVES:
-        if isinstance(value.func.value, cst.Call):
-            return _passes_on(index, flat, value.func.value, holds)  # `TemporalAgent(agent).to(device)`
-        return holds(value.func.value) is not None  # `G_AB = G_AB.cuda()`, `model = model.to(device)`: itself, moved
+        # `TemporalAgent(agent).to(device)`: what the call made, moved (a held module moved, `G_AB.cuda()`, is one
+        # `holds` answers for itself)
+        return isinstance(value.func.value, cst.Call) and _passes_on(index, flat, value.func.value, holds)
     if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword is not None:
         return False
     if holds(value.args[0].value) is not None and (call_name(value) or "")[:1].isupper() \

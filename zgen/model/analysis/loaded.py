@@ -70,11 +70,11 @@ def built_then_saved(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str]
     # `model.save_pretrained(path)`: transformers' save takes the model's state dict as it is (a trainer or
     # accelerate gathers it first and hands it in as `state_dict=`)
     found += _built_then(index, (".save_pretrained(",), _pretrained_saved, layers=False, children=True)
-    for method, node, local in _built_then(index, (".state_dict()",), _state_whole, layers=False, children=True):
+    for method, node, local, writes in _states_taken(index):
+        if writes:
+            continue  # (`built_then_written` tells where its entries are written)
         flat = flat_of(method)
         parent = flat.parent.get(id(node)) if flat is not None else None
-        if flat is not None and _entry_writes(flat, parent):
-            continue  # (`built_then_written` tells where its entries are written)
         handed = isinstance(parent, (cst.Arg, cst.DictElement, cst.Element)) and not state_keys_only(flat, node)
         entry = type(parent) is cst.Subscript and parent.value is node  # `decoder.state_dict()[name]`: one tensor
         # (`save_dict["model_state_dict"] = net.state_dict()`: kept whole in a checkpoint's entry)
@@ -89,11 +89,18 @@ def built_then_written(index: ModelIndex) -> list[tuple[MethodInfo, cst.CSTNode,
     """(function, the write, the local) for each write into an entry of the state dict of a model the same function
     built (`sd = model.state_dict()` ... `sd[k].copy_(sd_hf[k])`, the hand-written `from_pretrained` of GPT ports):
     the entries are the model's partitioned placeholders, so the write lands in one; each write is told where it is."""
-    found: list[tuple[MethodInfo, cst.CSTNode, str]] = []
+    return [(method, write, local) for method, _node, local, writes in _states_taken(index) for write in writes]
+
+
+@memoised
+def _states_taken(index: ModelIndex) -> list[tuple[MethodInfo, cst.Call, str, list[cst.CSTNode]]]:
+    """(function, the `state_dict()` call, the local, the writes into its entries) for each state dict taken of a
+    model the same function built: read once for `built_then_saved` and `built_then_written`."""
+    found = []
     for method, node, local in _built_then(index, (".state_dict()",), _state_whole, layers=False, children=True):
         flat = flat_of(method)
-        if flat is not None:
-            found += [(method, write, local) for write in _entry_writes(flat, flat.parent.get(id(node)))]
+        writes = _entry_writes(flat, flat.parent.get(id(node))) if flat is not None else []
+        found.append((method, node, local, writes))
     return found
 
 

@@ -644,14 +644,13 @@ class _Finder:
         local = _bound_to_parameter(self.flat, node, path.parts[-1])
         if local is not None and found.use == READ and not found.op:
             self.param_locals[local] = found
-        elif found.use == READ and (view := _viewed_as(self.flat, _storage_of(self.flat, node))) is not None:
-            # `b = mi.bias.view(na, -1)` ... `b.data[:, 4] += d`: the storage
-            local = _bound_to_parameter(self.flat, view, path.parts[-1])
-            if local is not None:
-                self.param_locals[local] = found
-        elif found.use == READ and (storage := _storage_of(self.flat, node)) is not node:
-            # `w = self.embeds[i].proj.weight.data` ... `trunc_normal_(w.view(...))`: the storage, written through it
-            local = _bound_to_parameter(self.flat, storage, path.parts[-1])
+        elif found.use == READ:
+            # `b = mi.bias.view(na, -1)` ... `b.data[:, 4] += d`, `w = self.embeds[i].proj.weight.data` ...
+            # `trunc_normal_(w.view(...))`: the storage (or a view of it), written through the local
+            storage = _storage_of(self.flat, node)
+            view = _viewed_as(self.flat, storage)
+            local = _bound_to_parameter(self.flat, view if view is not None else storage, path.parts[-1]) \
+                if view is not None or storage is not node else None
             if local is not None:
                 self.param_locals[local] = found
         return [found]
@@ -1214,8 +1213,8 @@ def _takes_parameter(value: cst.BaseExpression, param: str) -> bool:
     (`conv.bias.view(1, -1)`)?"""
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _VIEWS:
         value = value.func.value
-    if isinstance(value, cst.Attribute) and value.attr.value == "data":
-        value = value.value
+    if _storage_binding(value):
+        value = value.value  # type: ignore[attr-defined]
     return isinstance(value, cst.Attribute) and value.attr.value == param
 
 
