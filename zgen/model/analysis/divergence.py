@@ -354,8 +354,9 @@ def find_divergences(
         # (not what a method returns once a collective made it the same everywhere: a gathered validation score)
         outputs = _outputs(sites + extra, taint)
         agreed = _no_own_value(taint)
-        derived = derived_names(flat, outputs, agreed)
-        with_outputs = taint.with_outputs(_bound_before(flat, derived, outputs, agreed))
+        derived_at: dict[str, list[tuple[int, tuple]]] = {}
+        derived = derived_names(flat, outputs, agreed, derived_at)
+        with_outputs = taint.with_outputs(_bound_before(flat, derived, outputs, agreed, derived_at))
         if any(with_outputs.of(test) for test in _decisions(flat)):
             plain, taint, tainted = taint, with_outputs, True
     plain = taint if plain is None else plain
@@ -798,21 +799,12 @@ def _while_tested(flat: Flat, expr: cst.CSTNode) -> cst.While | None:
 
 
 def _bound_before(
-    flat: Flat, derived: dict[str, str], outputs: dict[int, str], agreed: Callable[[cst.CSTNode], bool] | None
+    flat: Flat, derived: dict[str, str], outputs: dict[int, str], agreed: Callable[[cst.CSTNode], bool] | None,
+    sites: dict[str, list[tuple[int, tuple]]],
 ) -> Callable[[cst.CSTNode], str | None]:
     """`_derived_source` for an expression, seeing only the names bound to an output before it (or in a loop around
-    both): `perceiver = self.resampler(x)` in a later branch does not make an earlier test of it an output's."""
-    sites: dict[str, list[tuple[int, tuple]]] = {}
-    for node, ctx in flat.nodes:
-        targets, value = targets_of(node)
-        if not targets or not any(name in derived for target in targets for name in bound_names(target)):
-            continue
-        if value is not None and _derived_source(value, derived, outputs, agreed) is None:
-            continue  # (bound here to no output: `kl = mpi_avg(info["kl"])`, the value every rank agreed on)
-        for target in targets:
-            for name in bound_names(target):
-                if name in derived:
-                    sites.setdefault(name, []).append((flat.position.get(id(node), -1), ctx.loops))
+    both), by the `sites` `derived_names` recorded: `perceiver = self.resampler(x)` in a later branch does not make
+    an earlier test of it an output's, nor does `params["best"] = best` after the loop make `params` one before it."""
 
     def source(expr: cst.CSTNode) -> str | None:
         at = flat.position.get(id(expr))
@@ -1244,11 +1236,12 @@ def _output_exits(flat: Flat, sites: list, taint: Taint, add: Callable[..., None
     # (not what a method returns once a collective made it the same everywhere: `taint.agreed_output`)
     outputs = _outputs(sites, taint)
     agreed = _no_own_value(taint)  # `dist.all_reduce(loss)`: the same on every rank after it
-    derived = derived_names(flat, outputs, agreed)
+    derived_at: dict[str, list[tuple[int, tuple]]] = {}
+    derived = derived_names(flat, outputs, agreed, derived_at)
     exits = [(n, c) for n, c in flat.nodes if not c.guarded and isinstance(n, (cst.Break, cst.Return))]
     # (a name seen as an output's only where bound to one before the test, or in a loop around both: `kl =
     # mpi_avg(info["kl"])` tested in the loop is the agreed value, not the `kl = info["kl"]` logged after it)
-    before = _bound_before(flat, derived, outputs, agreed)
+    before = _bound_before(flat, derived, outputs, agreed, derived_at)
 
     def source_of(test: cst.CSTNode, loop: cst.CSTNode | None = None) -> str | None:
         found = before(test) or taint.of(test).get(DATA)
@@ -1514,10 +1507,12 @@ _META_FUNCS = frozenset({"isinstance", "type", "hasattr", "callable", "getattr"}
 
 
 def derived_names(
-    flat: Flat, outputs: dict[int, str], agreed: Callable[[cst.CSTNode], bool] | None = None
+    flat: Flat, outputs: dict[int, str], agreed: Callable[[cst.CSTNode], bool] | None = None,
+    sites: dict[str, list[tuple[int, tuple]]] | None = None,
 ) -> dict[str, str]:
     """Local names whose value comes from what a submodule-running call returned (or was filled from it); a field
-    of an object (`state.flag`) written with an all-reduced value maps to "" (it holds no rank's own value)."""
+    of an object (`state.flag`) written with an all-reduced value maps to "" (it holds no rank's own value).
+    `sites`, when given, receives where each became one (flat position, enclosing loops)."""
     names: dict[str, str] = {}
     containers = set()  # names bound to a list/dict/set the function builds itself
     holders = set()  # locals and arguments: objects an output can be handed to (`strategy.advance(out)`)
@@ -1533,7 +1528,7 @@ def derived_names(
         holders.update(p.name.value for p in (*root.params.posonly_params, *root.params.params, *root.params.kwonly_params))
     # Where each name became derived (position, enclosing loops): a node before that site sees it only when a loop
     # around both carries it back (the second pass is for loops, not for code that runs before the output exists).
-    where: dict[str, list[tuple[int, tuple]]] = {}
+    where: dict[str, list[tuple[int, tuple]]] = {} if sites is None else sites
     all_names = names
     # Names bound to what an object handed a derived value answered (`state, r, done, info = env.step(action)`); a
     # field read from one by key (`info[0]["episodic_return"]`) is marked `name?`: whether it is None is the rank's own

@@ -456,7 +456,7 @@ def _built_then(
                     # (before a wrapper around it, `model = DistributedDataParallel(model)`, built later)
                     end = max(flat.position.get(id(n), 0) for n in walk(node.value))
                     first[node.targets[0].target.value] = min(first.get(node.targets[0].target.value, end), end)
-        _add_stand_ins(flat, first)
+        add_stand_ins(flat, first)
         for node, ctx in flat.nodes:
             if type(node) is not cst.Call or ctx.guarded:
                 continue
@@ -497,7 +497,7 @@ def _model_part(value: cst.BaseExpression) -> list[str] | None:
     return [value.value, *reversed(parts)]
 
 
-def _add_stand_ins(flat: Flat, first: dict[str, int]) -> None:
+def add_stand_ins(flat: Flat, first: dict[str, int]) -> None:
     """Add to `first` (a built model's local -> flat position from which it holds it) each local bound after that
     to the same model or to its parameters, and to nothing else: `model_without_ddp = model`, `net = model.module`,
     `model_params = list(model_without_ddp.parameters())` (what `copy.deepcopy` or `torch.save` then takes is
@@ -509,7 +509,7 @@ def _add_stand_ins(flat: Flat, first: dict[str, int]) -> None:
         if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
             bindings.setdefault(node.targets[0].target.value, []).append(node)
     for name, assigns in bindings.items():
-        held = {_stands_for(a.value) for a in assigns}  # (`m = model` ... `m = model.module`: the same model)
+        held = {stands_for(a.value) for a in assigns}  # (`m = model` ... `m = model.module`: the same model)
         if name in first or len(held) != 1:
             continue
         model = held.pop()
@@ -518,13 +518,13 @@ def _add_stand_ins(flat: Flat, first: dict[str, int]) -> None:
             first[name] = at
 
 
-def _stands_for(value: cst.BaseExpression) -> str | None:
+def stands_for(value: cst.BaseExpression) -> str | None:
     """The local whose model `value` is or whose parameters it lists: `model`, `model.module`,
     `model.parameters()`, `list(model.parameters())`, both options of `model.module if hasattr(model, "module") else
     model`, else None."""
     if type(value) is cst.IfExp:
-        held = _stands_for(value.body)
-        return held if held is not None and held == _stands_for(value.orelse) else None
+        held = stands_for(value.body)
+        return held if held is not None and held == stands_for(value.orelse) else None
     if type(value) is cst.Call and type(value.func) is cst.Name and value.func.value in ("list", "tuple") \
             and len(value.args) == 1:
         value = value.args[0].value
@@ -566,10 +566,10 @@ def built_where(method: MethodInfo, local: str) -> str:
         local = local.partition(".")[0]  # (`diffusion` of its part `diffusion.denoise_fn`)
         if local not in bound_here(method.node, flat):
             return "at the top of this script"
-        for node, _ctx in flat.nodes:  # a stand-in `_add_stand_ins` added: say for which model
+        for node, _ctx in flat.nodes:  # a stand-in `add_stand_ins` added: say for which model
             if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name \
                     and node.targets[0].target.value == local \
-                    and (held := _stands_for(node.value)) not in (None, local):
+                    and (held := stands_for(node.value)) not in (None, local):
                 listed = "parameters(" in code_of(node.value)
                 part = _parts_of(node.value) is not None and not listed
                 return f"in `{method.name}` above (" + (

@@ -10,6 +10,7 @@ from ..analysis.effects import GRAD_WRITES, GRADS, clipped
 from ..analysis.counts import local_bindings
 from ..analysis.flow import flat_of
 from ..analysis.grads import gradient_cancelled, gradient_write
+from ..analysis.loaded import add_stand_ins, stands_for
 from ..analysis.scopes import param_accesses
 from ..analysis.script import WRAP_TRIGGER, bound_here, global_models, module_code_scope, script_scopes
 from ..program import known
@@ -233,11 +234,35 @@ def _built_model_clipped(scope, params: cst.BaseExpression | None) -> tuple[str,
         return None
     if root.value in scope.program_models:
         return root.value, "in this " + ("script" if isinstance(scope.node, cst.Module) else "function")
+    held = _stand_in(scope, root.value)
+    if held is not None:  # `model = reranker.model` ... `clip_grad_norm_(model.parameters(), c)`
+        return held, "in this " + ("script" if isinstance(scope.node, cst.Module) else "function")
     # `model = MemTransformerLM(...)` at the top of the script, trained by its `train()`: a global it does not bind
     top = global_models(scope.index).get(root.value) if isinstance(scope.node, cst.FunctionDef) else None
     if top is None or all(c.startswith("torch.") for c in top) or root.value in bound_here(scope.node, scope.flat):
         return None
     return root.value, "at the top of this script"
+
+
+def _stand_in(scope, name: str) -> str | None:
+    """The model built in this scope that the local `name` stands for (`model = reranker.model`, `net = model.module`,
+    bound once after the model was built: `loaded.add_stand_ins`), else None."""
+    if not scope.program_models:
+        return None
+    first: dict[str, int] = {}
+    for node, _ctx in scope.flat.nodes:
+        if type(node) is cst.Assign and len(node.targets) == 1 and type(target := node.targets[0].target) is cst.Name \
+                and target.value in scope.program_models:
+            first.setdefault(target.value, scope.flat.position[id(node)])
+    built = set(first)
+    add_stand_ins(scope.flat, first)
+    if name in built or name not in first:
+        return None
+    for node, _ctx in scope.flat.nodes:  # (the model it stands for, as its binding names it)
+        if type(node) is cst.Assign and len(node.targets) == 1 and type(target := node.targets[0].target) is cst.Name \
+                and target.value == name:
+            return stands_for(node.value) or name
+    return name
 
 
 def _spent_generator(flat, name: str, value: cst.BaseExpression) -> bool:

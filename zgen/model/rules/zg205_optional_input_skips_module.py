@@ -1783,7 +1783,41 @@ def _replaced_by_inputs(nodes: tuple[ast.AST, ...], optional: set[str]) -> froze
                     given = other.get(name)
                     if isinstance(value, ast.Call) and isinstance(given, ast.Name) and given.id in optional:
                         found.add(id(value))
+        for block in (getattr(node, "body", None), getattr(node, "orelse", None)):
+            if isinstance(block, list):
+                found |= _returned_stand_ins(block, optional)
     return frozenset(found)
+
+
+def _returned_stand_ins(block: list[ast.stmt], optional: set[str]) -> set[int]:
+    """Calls of `block` whose result an optional input stands in for by an early return: `if cand_encs is not None:
+    return ctx.mm(cand_encs.t())` before `_, cands = self.model(ids)` ... `return ctx.mm(cands.t())`, the same
+    expression on the call's local in the input's place."""
+    found: set[int] = set()
+    for at, stmt in enumerate(block):
+        if not (isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], ast.Return)
+                and stmt.body[-1].value is not None):
+            continue
+        given = {n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name) and n.id in optional}
+        returned = stmt.body[-1].value
+        later = [n for s in block[at + 1:] for n in ast.walk(s)]
+        shapes = {ast.dump(n) for n in later if isinstance(n, ast.expr)} if given else set()
+        for sub in later if given else ():
+            if not (isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call)):
+                continue
+            for local in (n.id for t in sub.targets for n in ast.walk(t) if isinstance(n, ast.Name)):
+                if any(ast.dump(_renamed(returned, name, local)) in shapes for name in given):
+                    found.add(id(sub.value))
+    return found
+
+
+def _renamed(expr: ast.expr, old: str, new: str) -> ast.expr:
+    """A copy of `expr` reading `new` wherever it reads `old`."""
+    copied = copy.deepcopy(expr)
+    for node in ast.walk(copied):
+        if isinstance(node, ast.Name) and node.id == old:
+            node.id = new
+    return copied
 
 
 def _bound_values(block: list[ast.stmt]) -> dict[str, ast.expr]:
