@@ -476,9 +476,20 @@ def _built_module(index: ModelIndex, value: cst.BaseExpression) -> tuple[str, ..
     if not isinstance(value, cst.Call):
         return ()
     kind, classes = classify(index, value)
+    if kind == Kind.CONTAINER and _around_members(value):
+        # `nn.Sequential(self.down1, self.neck)`: a container of children built, and partitioned, before it
+        return classes or (index.qualify(call_name(value) or ""),)
     if kind != Kind.MODULE or not any(has_params(index, c) for c in classes):
         return ()
     return classes
+
+
+def _around_members(value: cst.Call) -> bool:
+    """Is `value` built around modules `self` already holds, and only them (`nn.Sequential(self.down1, self.neck)`)?"""
+    return bool(value.args) and all(
+        arg.keyword is None and not arg.star and (path := access_path(arg.value)) is not None
+        and path.root == "self" and bool(path.parts) for arg in value.args
+    )
 
 
 def answering_classes(

@@ -98,6 +98,8 @@ class Member:
     # (`__init__` defaults, locals): what `size.param_numel` bounds its parameters' sizes with.
     call: cst.Call | None = None
     env: dict[str, int] | None = None
+    # The name of what built it, when every build called the same (`nn.ParameterList` in both arms of an `if`).
+    made_by: str | None = None
 
 
 @dataclass(slots=True)
@@ -492,7 +494,7 @@ def _built_as(index: ModelIndex, cls: ClassInfo, name: str) -> str | None:
     base that built it (a base's members are merged without their calls: the class that built it has it)."""
     for owner in cls.mro:
         member = facts_of(owner).members.get(name)
-        called = call_name(member.call) if member is not None and member.call is not None else None
+        called = member.made_by if member is not None else None
         if called:
             return index.qualify(called).rsplit(".", 1)[-1]
     return None
@@ -1140,8 +1142,11 @@ class _FactsReader:
                 old.kind, old.classes = kind, classes  # `self.module = cast(nn.MultiheadAttention, self.module)`
             self._set(path.parts[0], kind, classes, order)
             member = self.facts.members[path.parts[0]]
+            made = call_name(value) if isinstance(value, cst.Call) else None
             if member.order == order and isinstance(value, cst.Call):
-                member.call, member.env = value, dict(self.env)
+                member.call, member.env, member.made_by = value, dict(self.env), made
+            elif member.made_by != made:
+                member.made_by = None
             return
         if len(path.parts) == 2 and path.parts[1] == "[]" and isinstance(value, cst.Call):
             # `self.transform[k] = nn.ParameterDict(...)`: a container of parameter containers, modules never called
