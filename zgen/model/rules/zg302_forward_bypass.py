@@ -163,8 +163,11 @@ class Stack(nn.Module):
                             continue
                     elif classes is not None:
                         # known classes, or `()`: a container's modules no constructor names, a `Sequential` of
-                        # layers as often as not (`down.forward(y)` for `down` in timm's `downsamp_modules`)
-                        if not any(_owns_params(index, ref) for ref in classes):
+                        # layers as often as not (`down.forward(y)` for `down` in timm's `downsamp_modules`); a
+                        # child never called as a module anywhere loses its small parameters too: no hook of its own
+                        # ever fetched them for persistence to keep
+                        small = not _called_as_module(cls, target)
+                        if not any(_owns_params(index, ref, small) for ref in classes):
                             continue
                     elif not _module_by_use(index, cls, flat, target, parent if called else None, method):
                         continue
@@ -506,11 +509,22 @@ def _torch_sequential(index: ModelIndex, cls: ClassInfo, target: cst.BaseExpress
         index.qualify(call_name(member.call) or "") == "torch.nn.Sequential"
 
 
-def _owns_params(index: ModelIndex, ref: str) -> bool:
+def _called_as_module(cls: ClassInfo, target: cst.BaseExpression) -> bool:
+    """Is the child `self.<name>` that `target` reads called as a module somewhere in the class (`self.attention(h)`),
+    so that its own hooks fetch its small parameters for persistence to keep? (True where `target` is no such
+    child: nothing to tell.)"""
+    path = access_path(target)
+    if path is None or path.root != "self" or len(path.parts) != 1:
+        return True
+    return re.search(rf"\bself\.{re.escape(path.parts[0])}\s*\(", cls.text) is not None
+
+
+def _owns_params(index: ModelIndex, ref: str, small: bool = False) -> bool:
     """Does the module own parameters itself (not only through children, whose hooks still run) that ZeRO-3 does
     not keep gathered? A module holding only a small one (a null embedding of `1 x d`) loses nothing when its
-    own hooks are skipped: that parameter stays gathered. A `ParameterList` it holds is a child: its parameters
-    were never the module's to gather."""
+    own hooks are skipped: that parameter stays gathered, once some call of the module fetched it (`small`: count
+    the small ones too, for a module no call ever runs as one). A `ParameterList` it holds is a child: its
+    parameters were never the module's to gather."""
     local = index.class_of(ref)
     if local is None:  # a class of another file of the program: what it owns, read there
         external = index.external(ref) if ref != UNKNOWN_CLASS else None
@@ -519,7 +533,8 @@ def _owns_params(index: ModelIndex, ref: str) -> bool:
     if local is not None:
         base = torch_base(local)  # `class Conv2dSame(nn.Conv2d)`: the torch layer's own weight
         return base is not None and base not in known.NORMS or any(
-            m.kind == Kind.PARAM and not parameter_container(index, local, name) and not persistent_param(index, local.name, name)
+            m.kind == Kind.PARAM and not parameter_container(index, local, name)
+            and (small or not persistent_param(index, local.name, name))
             for name, m in facts_of(local).members.items()
         )
     return has_params(index, ref) is not False
