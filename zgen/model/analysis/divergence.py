@@ -1468,14 +1468,51 @@ def _returned_none(flat: Flat, test: cst.CSTNode, loop: cst.CSTNode) -> str | No
     if any(isinstance(t.operator, cst.IsNot) for t in test.comparisons):
         return None  # `if x is not None: break`: leaves on a value found, not on one missing
     name = test.left.value
+    counters: frozenset[str] | None = None
+    looped: frozenset[str] = frozenset()
     for node, ctx in flat.nodes:
         if type(node) is not cst.Assign or loop not in ctx.loops or not isinstance(node.value, cst.Call):
             continue
         if any(isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets):
             call = node.value
-            if any(not arg.star and type(arg.value) is not cst.SimpleString for arg in call.args):
+            if counters is None:
+                counters, looped = _loop_counters(flat, loop)
+            if any(not arg.star and not _schedule_argument(arg.value, counters, looped) for arg in call.args):
                 return f"{code_of(call.func)}() returning None"
     return None
+
+
+def _schedule_argument(value: cst.BaseExpression, counters: frozenset[str], looped: frozenset[str]) -> bool:
+    """Is `value` what a schedule is computed from, the same on every rank: a literal, a setting (`args.base_lr`), a
+    dataset's length (`len(train_set)`) or a step counter of the loop (`step`)? A call handed only such values
+    (`get_lr(step, len(train_set), args.base_lr)`) answers None at the same step everywhere."""
+    if isinstance(value, (cst.SimpleString, cst.Integer, cst.Float)):
+        return True
+    if type(value) is cst.Attribute or (
+        type(value) is cst.Call and isinstance(value.func, cst.Name) and value.func.value == "len" and value.args
+    ):  # (of what the function holds whole, not of this iteration's batch: `len(x)`, `batch.size`)
+        return all(type(n) is not cst.Name or n.value not in looped for n in walk(value))
+    return type(value) is cst.Name and value.value in counters
+
+
+def _loop_counters(flat: Flat, loop: cst.CSTNode) -> tuple[frozenset[str], frozenset[str]]:
+    """Names the loop only counts up by a literal (`step += 1`), bound nowhere else in it; and the names it binds
+    otherwise (its items, what its body computes)."""
+    counted: set[str] = set()
+    bound: set[str] = set()
+    for node, ctx in flat.nodes:
+        if loop not in ctx.loops:
+            continue
+        if type(node) is cst.AugAssign and type(node.target) is cst.Name:
+            if isinstance(node.operator, cst.AddAssign) and isinstance(node.value, cst.Integer):
+                counted.add(node.target.value)
+            else:
+                bound.add(node.target.value)
+        elif type(node) is cst.Assign:
+            bound.update(name for t in node.targets for name in bound_names(t.target))
+    if type(loop) is cst.For:
+        bound.update(bound_names(loop.target))
+    return frozenset(counted - bound), frozenset(bound)
 
 
 def _decided_inside(flat: Flat, test: cst.CSTNode, inner: list[cst.CSTNode]) -> bool:

@@ -489,10 +489,15 @@ class Taint:
         self, found: dict[str, str], node: cst.CSTNode, holder: str, names: dict[str, dict[str, str]]
     ) -> None:
         """Into `found`, what the fields of `holder` written tainted before `node` hold (`self.stats.steps`,
-        `phase.start_event`): an object read whole carries them."""
+        `phase.start_event`): an object read whole carries them. A field naming where values are placed
+        (`args.device = torch.device("cuda", args.local_rank)`) carries the rank's place, not a decision: what a
+        callee handed the object makes is the same on every rank, on its own device."""
         for field in sorted(self._fields.get(holder, ())):
             if field in names and self._reaches(node, field):  # type: ignore[arg-type]
-                _merge_into(found, names[field])
+                held = names[field]
+                if field.rpartition(".")[2] in _PLACEMENT_KEYWORDS:
+                    held = {kind: why for kind, why in held.items() if kind != RANK}
+                _merge_into(found, held)
 
     def _share_items(self) -> frozenset[str]:
         """The names a loop binds to the items of this rank's share of a sequence (`counts.rank_share`: `for b in

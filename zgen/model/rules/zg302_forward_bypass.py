@@ -511,11 +511,13 @@ def _torch_sequential(index: ModelIndex, cls: ClassInfo, target: cst.BaseExpress
 
 def _called_as_module(cls: ClassInfo, target: cst.BaseExpression) -> bool:
     """Is the child `self.<name>` that `target` reads called as a module somewhere in the class (`self.attention(h)`),
-    so that its own hooks fetch its small parameters for persistence to keep? (True where `target` is no such
-    child: nothing to tell.)"""
+    so that its own hooks fetch its small parameters for persistence to keep? (True where `target` is no child the
+    class builds: nothing to tell.)"""
     path = access_path(target)
-    if path is None or path.root != "self" or len(path.parts) != 1:
-        return True
+    member = facts_of(cls).members.get(path.parts[0]) if path is not None and path.root == "self" and len(
+        path.parts) == 1 else None
+    if member is None or member.made_by is None:
+        return True  # (not a child the class builds itself: one handed in may be called as a module by its caller)
     return re.search(rf"\bself\.{re.escape(path.parts[0])}\s*\(", cls.text) is not None
 
 
