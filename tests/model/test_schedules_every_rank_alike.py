@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.model.package_check import found
 
-LOOP = """
+NET = """
 import torch
 from torch import nn
 
@@ -21,7 +21,9 @@ class Net(nn.Module):
 
     def forward(self, x):
         return self.head(self.body(x))
+"""
 
+LOOP = NET + """
 
 def get_lr(step, dataset_size, base_lr=0.003):
     if step >= dataset_size // 10:
@@ -59,21 +61,7 @@ def test_a_hook_handed_the_batch_answering_none_still_ends_this_ranks_loop(tmp_p
     assert [code for code, _ in found(path, "ZG204")] == ["ZG204"]
 
 
-DEVICE_FIELD = """
-import torch
-from torch import nn
-from torch.utils.data import DataLoader, DistributedSampler, RandomSampler
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.body = nn.Linear(8, 8)
-        self.head = nn.Linear(8, 2)
-
-    def forward(self, x):
-        return self.head(self.body(x))
-
+DEVICE_FIELD = "\nfrom torch.utils.data import DataLoader, DistributedSampler, RandomSampler" + NET + """
 
 def load_examples(args, filename):
     return torch.load(filename)[: args.data_num]
