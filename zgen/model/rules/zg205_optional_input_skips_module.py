@@ -1798,8 +1798,9 @@ def _returned_stand_ins(block: list[ast.stmt], optional: set[str]) -> set[int]:
         if not (isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], ast.Return)
                 and stmt.body[-1].value is not None):
             continue
-        given = {n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name) and n.id in optional}
         returned = stmt.body[-1].value
+        given = {n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name) and n.id in optional} & {
+            n.id for n in ast.walk(returned) if isinstance(n, ast.Name)}  # (returned in the input's own place)
         later = [n for s in block[at + 1:] for n in ast.walk(s)]
         shapes = {ast.dump(n) for n in later if isinstance(n, ast.expr)} if given else set()
         for sub in later if given else ():
