@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.model.package_check import found
+from tests.model.package_check import found_in_directory
 
 BLOCK = """
 import torch
@@ -35,10 +35,8 @@ class Block(nn.Module):
 
 
 def test_a_child_run_only_through_forward_loses_its_small_parameter(tmp_path: Path) -> None:
-    path = tmp_path / "block.py"
-    path.write_text(BLOCK)
     call = BLOCK.splitlines().index("        return x + self.attention.forward(self.norm(x))") + 1
-    assert ("ZG302", call) in found(path, "ZG302")
+    assert ("ZG302", call) in found_in_directory(tmp_path, {"block.py": BLOCK}, "block.py", "ZG302")
 
 
 def test_a_child_called_as_a_module_elsewhere_keeps_its_small_parameter_gathered(tmp_path: Path) -> None:
@@ -47,6 +45,4 @@ def test_a_child_called_as_a_module_elsewhere_keeps_its_small_parameter_gathered
     def warm(self, h):
         return self.attention(h)
 """
-    path = tmp_path / "block.py"
-    path.write_text(called)
-    assert found(path, "ZG302") == []
+    assert found_in_directory(tmp_path, {"block.py": called}, "block.py", "ZG302") == []

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.model.package_check import found
+from tests.model.package_check import found_in_directory
 
 DETECTOR = """
 import torch
@@ -44,17 +44,14 @@ def _line(source: str, text: str) -> int:
 
 
 def test_a_load_through_a_sequential_of_built_children_is_flagged(tmp_path: Path) -> None:
-    path = tmp_path / "detector.py"
-    path.write_text(DETECTOR)
-    assert ("ZG103", _line(DETECTOR, "            backbone.load_state_dict(state)")) in found(path, "ZG1")
+    load = _line(DETECTOR, "            backbone.load_state_dict(state)")
+    assert ("ZG103", load) in found_in_directory(tmp_path, {"detector.py": DETECTOR}, "detector.py", "ZG1")
 
 
 def test_a_load_into_a_sequential_of_new_layers_is_not(tmp_path: Path) -> None:
     # the container's layers are built with it, in this constructor: whole until the outermost `__init__` returns
     fresh = DETECTOR.replace("nn.Sequential(self.down1, self.down2)", "nn.Sequential(Down(8), Down(8))")
-    path = tmp_path / "detector.py"
-    path.write_text(fresh)
-    assert found(path, "ZG103") == []
+    assert found_in_directory(tmp_path, {"detector.py": fresh}, "detector.py", "ZG103") == []
 
 
 ADAPTER = """
@@ -82,7 +79,6 @@ class DynamicLoRA(nn.Module):
 
 
 def test_a_parameter_list_built_in_either_arm_then_initialised_is_flagged(tmp_path: Path) -> None:
-    path = tmp_path / "adapter.py"
-    path.write_text(ADAPTER)
-    assert ("ZG103", _line(ADAPTER, "            nn.init.kaiming_uniform_(lora, a=math.sqrt(5))")) in found(path, "ZG1")
+    init = _line(ADAPTER, "            nn.init.kaiming_uniform_(lora, a=math.sqrt(5))")
+    assert ("ZG103", init) in found_in_directory(tmp_path, {"adapter.py": ADAPTER}, "adapter.py", "ZG1")
 

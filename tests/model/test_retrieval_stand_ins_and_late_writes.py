@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.model.package_check import found, found_in_package
+from tests.model.package_check import found_in_directory, found_in_package
 
 RANKER = """
 import torch
@@ -149,15 +149,11 @@ class Ranker(nn.Module):
 
 
 def test_an_encoding_returned_early_in_place_of_the_encoders_output_is_flagged(tmp_path: Path) -> None:
-    path = tmp_path / "biencoder.py"
-    path.write_text(BIENCODER)
     early = BIENCODER.splitlines().index("        if cand_encs is not None:") + 1
-    assert ("ZG205", early) in found(path, "ZG2")
+    assert ("ZG205", early) in found_in_directory(tmp_path, {"biencoder.py": BIENCODER}, "biencoder.py", "ZG2")
 
 
 def test_an_early_return_of_something_else_is_not_a_stand_in(tmp_path: Path) -> None:
     # the early return hands back the context scores alone: no expression after it reads the encoder's output alike
     other = BIENCODER.replace("return embedding_ctxt.mm(cand_encs.t())", "return embedding_ctxt.sum(-1) * cand_encs")
-    path = tmp_path / "biencoder.py"
-    path.write_text(other)
-    assert found(path, "ZG205") == []
+    assert found_in_directory(tmp_path, {"biencoder.py": other}, "biencoder.py", "ZG205") == []

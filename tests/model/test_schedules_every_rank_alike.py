@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.model.package_check import found
+from tests.model.package_check import found_in_directory
 
 NET = """
 import torch
@@ -49,16 +49,12 @@ def train(args, train_set, loader):
 
 
 def test_a_schedule_of_the_step_count_answering_none_ends_every_rank_alike(tmp_path: Path) -> None:
-    path = tmp_path / "train.py"
-    path.write_text(LOOP)
-    assert found(path, "ZG204") == []
+    assert found_in_directory(tmp_path, {"train.py": LOOP}, "train.py", "ZG204") == []
 
 
 def test_a_hook_handed_the_batch_answering_none_still_ends_this_ranks_loop(tmp_path: Path) -> None:
     hooked = LOOP.replace("lr = get_lr(step, len(train_set), args.base_lr)", "lr = get_lr(step, len(x), args.base_lr)")
-    path = tmp_path / "train.py"
-    path.write_text(hooked)
-    assert [code for code, _ in found(path, "ZG204")] == ["ZG204"]
+    assert [code for code, _ in found_in_directory(tmp_path, {"train.py": hooked}, "train.py", "ZG204")] == ["ZG204"]
 
 
 DEVICE_FIELD = "\nfrom torch.utils.data import DataLoader, DistributedSampler, RandomSampler" + NET + """
@@ -93,15 +89,11 @@ def main(args):
 
 def test_the_device_a_run_settings_object_carries_decides_no_evaluation(tmp_path: Path) -> None:
     # `args.device` holds this rank's device; the data `load_examples(args, ...)` reads is every rank's alike
-    path = tmp_path / "train.py"
-    path.write_text(DEVICE_FIELD)
-    assert found(path, "ZG2") == []
+    assert found_in_directory(tmp_path, {"train.py": DEVICE_FIELD}, "train.py", "ZG2") == []
 
 
 def test_a_rank_the_settings_object_carries_still_decides(tmp_path: Path) -> None:
     # how many examples this rank loads is its own: the loop over them, and the evaluation it times, follow the rank
     ranked = DEVICE_FIELD.replace(
         "    args.device = device\n", "    args.device = device\n    args.data_num = 100 * (args.local_rank + 1)\n")
-    path = tmp_path / "train.py"
-    path.write_text(ranked)
-    assert {code for code, _ in found(path, "ZG2")} == {"ZG201"}
+    assert {code for code, _ in found_in_directory(tmp_path, {"train.py": ranked}, "train.py", "ZG2")} == {"ZG201"}

@@ -232,11 +232,12 @@ def _built_model_clipped(scope, params: cst.BaseExpression | None) -> tuple[str,
     # (not `lin = torch.nn.Linear(16, 16)`: a layer the function trains itself, no model of the program)
     if not isinstance(root, cst.Name):
         return None
+    here = "in this " + ("script" if isinstance(scope.node, cst.Module) else "function")
     if root.value in scope.program_models:
-        return root.value, "in this " + ("script" if isinstance(scope.node, cst.Module) else "function")
+        return root.value, here
     held = _stand_in(scope, root.value)
     if held is not None:  # `model = reranker.model` ... `clip_grad_norm_(model.parameters(), c)`
-        return held, "in this " + ("script" if isinstance(scope.node, cst.Module) else "function")
+        return held, here
     # `model = MemTransformerLM(...)` at the top of the script, trained by its `train()`: a global it does not bind
     top = global_models(scope.index).get(root.value) if isinstance(scope.node, cst.FunctionDef) else None
     if top is None or all(c.startswith("torch.") for c in top) or root.value in bound_here(scope.node, scope.flat):

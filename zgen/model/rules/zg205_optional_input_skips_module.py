@@ -1801,9 +1801,9 @@ def _returned_stand_ins(block: list[ast.stmt], optional: set[str]) -> set[int]:
         returned = stmt.body[-1].value
         given = {n.id for n in ast.walk(stmt.test) if isinstance(n, ast.Name) and n.id in optional} & {
             n.id for n in ast.walk(returned) if isinstance(n, ast.Name)}  # (returned in the input's own place)
-        later = [n for s in block[at + 1:] for n in ast.walk(s)]
-        shapes = {ast.dump(n) for n in later if isinstance(n, ast.expr)} if given else set()
-        for sub in later if given else ():
+        later = [n for s in block[at + 1:] for n in ast.walk(s)] if given else []
+        shapes = {ast.dump(n) for n in later if type(n) is type(returned)}  # (only those could equal it renamed)
+        for sub in later if shapes else ():
             if not (isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call)):
                 continue
             for local in (n.id for t in sub.targets for n in ast.walk(t) if isinstance(n, ast.Name)):
